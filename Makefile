@@ -1,0 +1,54 @@
+# soundgate: the gate and the proof that it is right.
+#
+#   make test     the unit, scenario and quick verification tests (minutes)
+#   make verify   every link of the verification chain, each printing its figures
+#
+# Each link of the chain adds its own targets from a fragment in ci/mk/*.mk:
+# a fragment appends to TEST_TARGETS and VERIFY_TARGETS and records one summary
+# line per check with $(call summary,LINE). `make verify` ends by printing the
+# summary table, so the figures of a run are on the last screen.
+
+GO          ?= go
+export GOFLAGS ?= -mod=mod
+BUILD       := build
+SUMMARY     := $(BUILD)/verify-summary.txt
+TEST_TARGETS   :=
+VERIFY_TARGETS :=
+PROBE_TARGETS  :=
+
+# summary appends one line to the verify summary (figures of one check).
+summary = mkdir -p $(BUILD) && printf '%s\n' "$(1)" >> $(SUMMARY)
+
+.PHONY: all test verify probes build test-go verify-begin verify-end clean
+all: build
+
+build:
+	$(GO) build ./...
+
+include $(sort $(wildcard ci/mk/*.mk))
+
+test: test-go $(TEST_TARGETS)
+	@echo "make test: all test targets passed"
+
+# test-go runs vet and the whole Go test suite with the race detector.
+test-go:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+verify: verify-begin $(VERIFY_TARGETS) verify-end
+
+verify-begin:
+	@mkdir -p $(BUILD) && : > $(SUMMARY)
+	@echo "make verify: $(words $(VERIFY_TARGETS)) checks: $(VERIFY_TARGETS)"
+
+verify-end:
+	@echo
+	@echo "==================== make verify: what was checked ===================="
+	@cat $(SUMMARY)
+	@echo "======================================================================="
+	@echo "make verify: $(words $(VERIFY_TARGETS)) checks passed"
+
+probes: $(PROBE_TARGETS)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,3 @@
+module github.com/soundgate/soundgate
+
+go 1.26
