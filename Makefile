@@ -8,6 +8,8 @@
 # line per check with $(call summary,LINE). `make verify` ends by printing the
 # summary table, so the figures of a run are on the last screen.
 
+SHELL       := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
 GO          ?= go
 export GOFLAGS ?= -mod=mod
 BUILD       := build
@@ -16,8 +18,10 @@ TEST_TARGETS   :=
 VERIFY_TARGETS :=
 PROBE_TARGETS  :=
 
-# summary appends one line to the verify summary (figures of one check).
-summary = mkdir -p $(BUILD) && printf '%s\n' "$(1)" >> $(SUMMARY)
+# A verify target records its figures by piping its command's own output through
+# `tee $(BUILD)/NAME.log` and then appending the command's final summary line:
+#   tail -n 1 $(BUILD)/NAME.log >> $(SUMMARY)
+# Never echo figures written in the Makefile: the command that measured them prints them.
 
 .PHONY: all test verify probes build test-go verify-begin verify-end clean
 all: build
