@@ -1,0 +1,113 @@
+// LangGraph.js: the prebuilt ToolNode running the parallel tool calls of one
+// scripted model turn; one tool asks for approval with interrupt().
+import { StateGraph, MessagesAnnotation, START, END, interrupt, Command, MemorySaver } from "@langchain/langgraph";
+import { ToolNode } from "@langchain/langgraph/prebuilt";
+import { AIMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { z } from "zod";
+import { sleep, sleepCooperative, sleepUncooperative, TIMING } from "../lib/harness.mjs";
+
+export const meta = {
+  framework: "LangGraph.js",
+  package: "@langchain/langgraph",
+  primitive: "prebuilt ToolNode, parallel tool calls, interrupt() in a tool",
+};
+
+const PLAN = "P1";
+
+function tools(env, { body = "none" } = {}) {
+  const del = tool(
+    async ({ path }) => {
+      const decision = interrupt({ plan: PLAN, ask: `approve delete ${path}?` });
+      if (decision !== "approve") return "rejected by the user";
+      await env.gatedStep("delete", PLAN, { gated: true });
+      return "deleted";
+    },
+    { name: "delete_file", description: "delete a file (needs approval)", schema: z.object({ path: z.string() }) },
+  );
+  const send = tool(
+    async ({ to }, config) => {
+      if (body === "cooperative") await sleepCooperative(TIMING.toolBodyMs, config?.signal);
+      else if (body === "uncooperative") await sleepUncooperative(TIMING.toolBodyMs);
+      else await sleep(5);
+      await env.gatedStep(body === "none" ? "send_email" : "write_file", body === "none" ? PLAN : "S1");
+      return `sent to ${to}`;
+    },
+    { name: "send_email", description: "send an email", schema: z.object({ to: z.string() }) },
+  );
+  return [del, send];
+}
+
+const callDelete = { name: "delete_file", args: { path: "/data" }, id: "call_delete", type: "tool_call" };
+const callSend = { name: "send_email", args: { to: "ops@example.org" }, id: "call_send", type: "tool_call" };
+
+// scriptedModel is the fake model: it answers each turn from a fixed script,
+// and ends the run as soon as a tool reports a rejection.
+function scriptedModel(turns) {
+  return async (state) => {
+    const last = state.messages[state.messages.length - 1];
+    const done = state.messages.filter((m) => m._getType?.() === "ai" || m.getType?.() === "ai").length;
+    if (last && String(last.content).includes("rejected")) return { messages: [new AIMessage("stopping: the user rejected")] };
+    const calls = turns[done];
+    return { messages: [new AIMessage({ content: "", tool_calls: calls || [] })] };
+  };
+}
+
+function build(env, turns, opts = {}) {
+  return new StateGraph(MessagesAnnotation)
+    .addNode("agent", scriptedModel(turns))
+    .addNode("tools", new ToolNode(tools(env, opts)))
+    .addEdge(START, "agent")
+    .addConditionalEdges("agent", (s) => (s.messages[s.messages.length - 1].tool_calls?.length ? "tools" : END), ["tools", END])
+    .addEdge("tools", "agent")
+    .compile({ checkpointer: new MemorySaver() });
+}
+
+async function approvalRun(env, graph, decision) {
+  const cfg = { configurable: { thread_id: "t1" } };
+  let res = await graph.invoke({ messages: [{ role: "user", content: "clean up and tell ops" }] }, cfg);
+  for (let round = 0; res.__interrupt__?.length && round < 8; round++) {
+    await env.paused(PLAN, res.__interrupt__.map((i) => i.value), async (d) => {
+      res = await graph.invoke(new Command({ resume: d }), cfg);
+    }, decision);
+  }
+}
+
+async function stopRun(env, how, body, { control = false } = {}) {
+  const graph = build(env, [[callSend]], { body });
+  const ac = new AbortController();
+  const cfg = { configurable: { thread_id: "t1" }, ...(how === "timeout" && !control ? { timeout: TIMING.stopAfterMs } : { signal: ac.signal }) };
+  const p = graph.invoke({ messages: [{ role: "user", content: "write it" }] }, cfg).then(
+    () => env.note("invoke resolved"),
+    (e) => env.note("invoke rejected", { error: String(e?.name || e) }),
+  );
+  if (control) {
+    await p;
+    await env.stopped(how, ac);
+  } else if (how === "cancel") {
+    await sleep(TIMING.stopAfterMs);
+    await env.stopped("cancel", ac);
+    await p;
+  } else {
+    await p;
+    await env.stopped("timeout", null);
+  }
+  await sleep(TIMING.settleMs);
+}
+
+const parallel = [[callDelete, callSend]];
+const sequential = [[callDelete], [callSend]];
+
+export const probes = [
+  { property: "B1", case: "probe", about: "one model turn calls delete_file (interrupts) and send_email in parallel; approve", run: (env) => approvalRun(env, build(env, parallel), "approve") },
+  { property: "B1", case: "control", about: "delete_file in one turn, send_email in the next; approve", run: (env) => approvalRun(env, build(env, sequential), "approve") },
+  { property: "B2", case: "probe", about: "parallel delete_file + send_email; reject", run: (env) => approvalRun(env, build(env, parallel), "reject") },
+  { property: "B2", case: "control", about: "delete_file alone, then send_email in the next turn; reject (the scripted model stops)", run: (env) => approvalRun(env, build(env, sequential), "reject") },
+  { property: "B3", case: "probe", about: "parallel delete_file + send_email; approve; the resumed ToolNode runs again", run: (env) => approvalRun(env, build(env, parallel), "approve") },
+  { property: "B3", case: "control", about: "sequential turns; approve", run: (env) => approvalRun(env, build(env, sequential), "approve") },
+  { property: "B4", case: "cancel/cooperative", about: "AbortSignal aborted while the tool body runs; body observes config.signal", run: (env) => stopRun(env, "cancel", "cooperative") },
+  { property: "B4", case: "cancel/uncooperative", about: "AbortSignal aborted while the tool body runs; body ignores it", run: (env) => stopRun(env, "cancel", "uncooperative") },
+  { property: "B4", case: "timeout/cooperative", about: "invoke config timeout fires while the tool body runs; body observes config.signal", run: (env) => stopRun(env, "timeout", "cooperative") },
+  { property: "B4", case: "timeout/uncooperative", about: "invoke config timeout fires while the tool body runs; body ignores it", run: (env) => stopRun(env, "timeout", "uncooperative") },
+  { property: "B4", case: "control", about: "run completes, then the AbortSignal is aborted", run: (env) => stopRun(env, "cancel", "uncooperative", { control: true }) },
+];

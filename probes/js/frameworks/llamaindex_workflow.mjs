@@ -1,0 +1,110 @@
+// LlamaIndex.TS workflows (@llamaindex/workflow-core): a start handler fans
+// out two events; one handler asks a human with a request event (an event no
+// handler accepts, seen by the caller on the stream); the run is snapshotted
+// while it waits and resumed from the snapshot with the human's response.
+import { createWorkflow, workflowEvent } from "@llamaindex/workflow-core";
+import { createStatefulMiddleware } from "@llamaindex/workflow-core/middleware/state";
+import { sleep, sleepCooperative, sleepUncooperative, TIMING } from "../lib/harness.mjs";
+
+export const meta = {
+  framework: "LlamaIndex.TS workflows",
+  package: "@llamaindex/workflow-core",
+  primitive: "fan-out events with a human-request event (snapshot and resume)",
+};
+
+const PLAN = "P1";
+
+function build(env, { parallel, prepareFirst = false }) {
+  const start = workflowEvent({ debugLabel: "start" });
+  const deleteEv = workflowEvent({ debugLabel: "delete" });
+  const sendEv = workflowEvent({ debugLabel: "send" });
+  const humanRequest = workflowEvent({ debugLabel: "humanRequest" });
+  const humanResponse = workflowEvent({ debugLabel: "humanResponse" });
+  const stop = workflowEvent({ debugLabel: "stop" });
+  const { withState } = createStatefulMiddleware(() => ({}));
+  const wf = withState(createWorkflow());
+  wf.handle([start], (ctx) => {
+    ctx.sendEvent(deleteEv.with({ path: "/data" }));
+    if (parallel) ctx.sendEvent(sendEv.with({ to: "ops@example.org" }));
+  });
+  wf.handle([deleteEv], async () => {
+    if (prepareFirst) await env.gatedStep("prepare", PLAN);
+    return humanRequest.with({ plan: PLAN, ask: "approve delete /data?" });
+  });
+  wf.handle([humanResponse], async (ctx, ev) => {
+    if (ev.data.decision !== "approve") return stop.with("rejected");
+    await env.gatedStep("delete", PLAN, { gated: true });
+    if (!parallel) ctx.sendEvent(sendEv.with({ to: "ops@example.org" }));
+    else return stop.with("done");
+  });
+  wf.handle([sendEv], async () => {
+    await sleep(5);
+    await env.gatedStep("send_email", PLAN);
+    return stop.with("sent");
+  });
+  return { wf, start, humanRequest, humanResponse, stop };
+}
+
+async function approvalRun(env, w, decision) {
+  const ctx = w.wf.createContext();
+  ctx.sendEvent(w.start.with());
+  let ask = null;
+  for await (const ev of ctx.stream) {
+    if (w.humanRequest.include(ev)) { ask = ev.data; break; }
+  }
+  const snap = await ctx.snapshot();
+  await env.paused(PLAN, [ask], async (d) => {
+    const resumed = w.wf.resume(snap);
+    resumed.sendEvent(w.humanResponse.with({ decision: d }));
+    let stops = 0;
+    const want = d === "approve" ? 1 : 1;
+    for await (const ev of resumed.stream) {
+      if (w.stop.include(ev) && ++stops >= want) break;
+    }
+    await sleep(50); // let in-flight handlers of the resumed run finish
+  }, decision);
+}
+
+// stopRun cancels the run the way workflow-core provides: a handler that
+// throws aborts the run's controller. There is no timeout primitive.
+async function stopRun(env, body, { control = false } = {}) {
+  const start = workflowEvent({ debugLabel: "start" });
+  const cancelEv = workflowEvent({ debugLabel: "cancel" });
+  const done = workflowEvent({ debugLabel: "done" });
+  const wf = createWorkflow();
+  wf.handle([start], async (ctx) => {
+    if (body === "cooperative") await sleepCooperative(TIMING.toolBodyMs, ctx.signal);
+    else await sleepUncooperative(TIMING.toolBodyMs);
+    await env.gatedStep("write_file", "S1");
+    return done.with();
+  });
+  wf.handle([cancelEv], () => {
+    throw new Error("probe cancel");
+  });
+  const ctx = wf.createContext();
+  ctx.signal.addEventListener("abort", () => env.note("run signal aborted"));
+  ctx.sendEvent(start.with());
+  if (control) await sleep(TIMING.toolBodyMs + 50);
+  else await sleep(TIMING.stopAfterMs);
+  await env.stopped("cancel", null);
+  try {
+    ctx.sendEvent(cancelEv.with());
+  } catch (e) {
+    env.note("cancel raised", { error: String(e?.message || e) });
+  }
+  await sleep(TIMING.settleMs);
+}
+
+export const probes = [
+  { property: "B1", case: "probe", about: "start fans out delete (asks a human) and send_email; approve", run: (env) => approvalRun(env, build(env, { parallel: true }), "approve") },
+  { property: "B1", case: "control", about: "send_email is sent only by the human-response handler; approve", run: (env) => approvalRun(env, build(env, { parallel: false }), "approve") },
+  { property: "B2", case: "probe", about: "fan-out delete + send_email; reject", run: (env) => approvalRun(env, build(env, { parallel: true }), "reject") },
+  { property: "B2", case: "control", about: "sequential; reject", run: (env) => approvalRun(env, build(env, { parallel: false }), "reject") },
+  { property: "B3", case: "probe", about: "delete commits 'prepare' before the human request; approve; resume from the snapshot", run: (env) => approvalRun(env, build(env, { parallel: true, prepareFirst: true }), "approve") },
+  { property: "B3", case: "control", about: "sequential; approve; resume from the snapshot", run: (env) => approvalRun(env, build(env, { parallel: false }), "approve") },
+  { property: "B4", case: "cancel/cooperative", about: "a handler throws (aborts the run) while the body runs; body observes its context.signal", run: (env) => stopRun(env, "cooperative") },
+  { property: "B4", case: "cancel/uncooperative", about: "a handler throws (aborts the run) while the body runs; body ignores signals", run: (env) => stopRun(env, "uncooperative") },
+  { property: "B4", case: "timeout/cooperative", unavailable: "workflow-core has no timeout primitive" },
+  { property: "B4", case: "timeout/uncooperative", unavailable: "workflow-core has no timeout primitive" },
+  { property: "B4", case: "control", about: "the body completes, then the run is aborted", run: (env) => stopRun(env, "uncooperative", { control: true }) },
+];

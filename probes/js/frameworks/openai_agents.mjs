@@ -1,0 +1,126 @@
+// OpenAI Agents SDK for JS: a function tool with needsApproval in a model turn
+// that calls two tools in parallel; the run's interruptions are approved or
+// rejected on its RunState, which is serialized and restored like a durable
+// approval workflow does.
+import { Agent, run, tool, setTracingDisabled, Usage, RunState } from "@openai/agents";
+import { z } from "zod";
+import { sleep, sleepCooperative, sleepUncooperative, TIMING } from "../lib/harness.mjs";
+
+setTracingDisabled(true);
+
+export const meta = {
+  framework: "OpenAI Agents SDK (JS)",
+  package: "@openai/agents",
+  primitive: "needsApproval with parallel tool calls",
+};
+
+const PLAN = "P1";
+const fc = (callId, name, args) => ({ type: "function_call", id: `fc_${callId}`, callId, name, arguments: JSON.stringify(args), status: "completed" });
+const msg = (text) => ({ type: "message", id: "msg_final", role: "assistant", status: "completed", content: [{ type: "output_text", text }] });
+const callDelete = () => fc("call_delete", "delete_file", { path: "/data" });
+const callSend = () => fc("call_send", "send_email", { to: "ops@example.org" });
+
+// scriptedModel is the fake model: turn i answers script[i]; it ends the run
+// when the last tool result it sees reports a rejection.
+function scriptedModel(script) {
+  return {
+    async getResponse(req) {
+      const items = Array.isArray(req.input) ? req.input : [];
+      const turn = items.filter((i) => i.type === "function_call").length ? countTurns(items, script) : 0;
+      const rejected = items.some((i) => i.type === "function_call_result" && /not approved|reject/i.test(JSON.stringify(i.output)));
+      if (rejected || turn >= script.length) return { usage: new Usage(), output: [msg(rejected ? "stopping: the user rejected" : "done")] };
+      return { usage: new Usage(), output: script[turn]() };
+    },
+    async *getStreamedResponse() {
+      throw new Error("soundgate/probes: the scripted model does not stream");
+    },
+  };
+}
+// countTurns counts how many scripted turns the input already contains.
+function countTurns(items, script) {
+  const seen = new Set(items.filter((i) => i.type === "function_call").map((i) => i.callId));
+  let t = 0;
+  while (t < script.length && script[t]().every((c) => seen.has(c.callId))) t++;
+  return t;
+}
+
+function agentFor(env, script, { body = "none", timeoutMs } = {}) {
+  const del = tool({
+    name: "delete_file",
+    description: "delete a file (needs approval)",
+    parameters: z.object({ path: z.string() }),
+    needsApproval: true,
+    execute: async () => {
+      await env.gatedStep("delete", PLAN, { gated: true });
+      return "deleted";
+    },
+  });
+  const send = tool({
+    name: "send_email",
+    description: "send an email",
+    parameters: z.object({ to: z.string() }),
+    ...(timeoutMs ? { timeoutMs } : {}),
+    execute: async (_args, _ctx, details) => {
+      if (body === "cooperative") await sleepCooperative(TIMING.toolBodyMs, details?.signal);
+      else if (body === "uncooperative") await sleepUncooperative(TIMING.toolBodyMs);
+      else await sleep(5);
+      await env.gatedStep(body === "none" ? "send_email" : "write_file", body === "none" ? PLAN : "S1");
+      return "sent";
+    },
+  });
+  return new Agent({ name: "probe", instructions: "scripted", model: scriptedModel(script), tools: [del, send] });
+}
+
+async function approvalRun(env, agent, decision) {
+  let res = await run(agent, "clean up and tell ops");
+  for (let round = 0; res.interruptions?.length && round < 8; round++) {
+    const asks = res.interruptions.map((i) => i.rawItem?.name);
+    // a durable approval: the paused state is serialized and restored
+    const saved = res.state.toString();
+    await env.paused(PLAN, asks, async (d) => {
+      const state = await RunState.fromString(agent, saved);
+      for (const i of state.getInterruptions()) d === "approve" ? state.approve(i) : state.reject(i);
+      res = await run(agent, state);
+    }, decision);
+  }
+}
+
+async function stopRun(env, how, body, { control = false } = {}) {
+  const ac = new AbortController();
+  const agent = agentFor(env, [() => [callSend()]], { body, timeoutMs: how === "timeout" && !control ? TIMING.stopAfterMs : undefined });
+  const p = run(agent, "write it", { signal: ac.signal }).then(
+    (r) => env.note("run resolved", { output: String(r.finalOutput) }),
+    (e) => env.note("run rejected", { error: String(e?.name || e) }),
+  );
+  if (control) {
+    await p;
+    await env.stopped(how, ac);
+  } else if (how === "cancel") {
+    await sleep(TIMING.stopAfterMs);
+    await env.stopped("cancel", ac);
+    await p;
+  } else {
+    // the tool's timeoutMs fires inside the SDK; the run goes on or fails
+    await sleep(TIMING.stopAfterMs + 5);
+    await env.stopped("timeout", null);
+    await p;
+  }
+  await sleep(TIMING.settleMs);
+}
+
+const parallel = [() => [callDelete(), callSend()]];
+const sequential = [() => [callDelete()], () => [callSend()]];
+
+export const probes = [
+  { property: "B1", case: "probe", about: "one model turn calls delete_file (needsApproval) and send_email in parallel; approve", run: (env) => approvalRun(env, agentFor(env, parallel), "approve") },
+  { property: "B1", case: "control", about: "delete_file in one turn, send_email in the next; approve", run: (env) => approvalRun(env, agentFor(env, sequential), "approve") },
+  { property: "B2", case: "probe", about: "parallel delete_file + send_email; reject", run: (env) => approvalRun(env, agentFor(env, parallel), "reject") },
+  { property: "B2", case: "control", about: "delete_file alone; reject (the scripted model stops)", run: (env) => approvalRun(env, agentFor(env, sequential), "reject") },
+  { property: "B3", case: "probe", about: "parallel calls; approve; resume from the serialized RunState", run: (env) => approvalRun(env, agentFor(env, parallel), "approve") },
+  { property: "B3", case: "control", about: "sequential turns; approve; resume from the serialized RunState", run: (env) => approvalRun(env, agentFor(env, sequential), "approve") },
+  { property: "B4", case: "cancel/cooperative", about: "run signal aborted while the tool body runs; body observes details.signal", run: (env) => stopRun(env, "cancel", "cooperative") },
+  { property: "B4", case: "cancel/uncooperative", about: "run signal aborted while the tool body runs; body ignores it", run: (env) => stopRun(env, "cancel", "uncooperative") },
+  { property: "B4", case: "timeout/cooperative", about: "tool timeoutMs fires while the body runs; body observes details.signal", run: (env) => stopRun(env, "timeout", "cooperative") },
+  { property: "B4", case: "timeout/uncooperative", about: "tool timeoutMs fires while the body runs; body ignores it", run: (env) => stopRun(env, "timeout", "uncooperative") },
+  { property: "B4", case: "control", about: "run completes, then the signal is aborted", run: (env) => stopRun(env, "cancel", "uncooperative", { control: true }) },
+];

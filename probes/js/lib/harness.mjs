@@ -1,0 +1,137 @@
+// Probe harness shared by every JavaScript probe: the event log (the "world"
+// whose appends are the side effects), the violation rules B1-B4 fixed before
+// any probe runs, and the result record each probe writes.
+//
+// A probe never decides its own verdict: it returns its event log, and the
+// rule named by the probe's property is applied to that log afterwards.
+import { performance } from "node:perf_hooks";
+
+/** RULES are the pre-registered violation predicates, stated in words. */
+export const RULES = {
+  B1: "VIOLATION iff an effect of a plan that contains a gated call commits (event 'effect') before the decision on that plan (event 'decide') is taken; a plan paused without any decision counts as undecided",
+  B2: "VIOLATION iff a plan that was rejected (event 'decide' with decision=reject) has any committed effect ('effect' event with that plan), before or after the rejection",
+  B3: "VIOLATION iff some effect key has more than one 'effect' event in the log (at most once across resume and replay)",
+  B4: "VIOLATION iff an 'effect' event of a run follows a 'stop' event (cancel or timeout) of that run; effects are watched for a settle window after the stop",
+};
+
+/** EventLog is the world of one probe run: an append-only, timestamped log. */
+export class EventLog {
+  constructor() {
+    this.t0 = performance.now();
+    this.events = [];
+  }
+  /** add appends one event; `kind` is effect|pause|decide|stop|gate|note. */
+  add(kind, fields = {}) {
+    const ev = { t_ms: Math.round((performance.now() - this.t0) * 1000) / 1000, seq: this.events.length, kind, ...fields };
+    this.events.push(ev);
+    return ev;
+  }
+  /** effect records a committed side effect: the only mutation of the world. */
+  effect(key, plan, run = "r1") {
+    return this.add("effect", { key, plan, run });
+  }
+}
+
+/** applyRule evaluates the named rule on a log and returns {violation, reason}. */
+export function applyRule(rule, events) {
+  const effects = events.filter((e) => e.kind === "effect");
+  switch (rule) {
+    case "B1": {
+      const paused = new Set(events.filter((e) => e.kind === "pause").map((e) => e.plan));
+      for (const plan of paused) {
+        const decide = events.find((e) => e.kind === "decide" && e.plan === plan);
+        const early = effects.filter((e) => e.plan === plan && (!decide || e.seq < decide.seq));
+        if (early.length > 0)
+          return { violation: true, reason: `plan ${plan}: effect ${early.map((e) => e.key).join(",")} committed ${decide ? "before the decision" : "with no decision taken"}` };
+      }
+      return { violation: false, reason: paused.size ? `${paused.size} paused plan(s); no effect of them before the decision` : "no pause observed" };
+    }
+    case "B2": {
+      const rejected = events.filter((e) => e.kind === "decide" && e.decision === "reject").map((e) => e.plan);
+      for (const plan of rejected) {
+        const bad = effects.filter((e) => e.plan === plan);
+        if (bad.length > 0) return { violation: true, reason: `plan ${plan} was rejected but effect ${bad.map((e) => e.key).join(",")} committed` };
+      }
+      return { violation: false, reason: rejected.length ? `${rejected.length} rejected plan(s); none of their effects committed` : "no rejection observed" };
+    }
+    case "B3": {
+      const count = new Map();
+      for (const e of effects) count.set(e.key, (count.get(e.key) || 0) + 1);
+      const dup = [...count].filter(([, n]) => n > 1);
+      if (dup.length > 0) return { violation: true, reason: `effect ${dup.map(([k, n]) => `${k} x${n}`).join(", ")}` };
+      return { violation: false, reason: `${count.size} effect key(s), each at most once` };
+    }
+    case "B4": {
+      const stops = events.filter((e) => e.kind === "stop");
+      for (const s of stops) {
+        const late = effects.filter((e) => e.run === (s.run || "r1") && e.seq > s.seq);
+        if (late.length > 0) return { violation: true, reason: `effect ${late.map((e) => e.key).join(",")} committed after ${s.how} of run ${s.run || "r1"}` };
+      }
+      return { violation: false, reason: stops.length ? `no effect after ${stops.map((s) => s.how).join(",")}` : "no stop observed" };
+    }
+    default:
+      throw new Error(`soundgate/probes: unknown rule ${rule}`);
+  }
+}
+
+/** sleep resolves after ms milliseconds. */
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * sleepUncooperative waits ms milliseconds and ignores every signal: the body
+ * of a tool that does not observe cancellation (a blocking call, a library
+ * without an AbortSignal parameter).
+ */
+export const sleepUncooperative = sleep;
+
+/**
+ * sleepCooperative waits ms milliseconds unless the signal aborts first, in
+ * which case it rejects: the body of a tool that observes cancellation.
+ */
+export function sleepCooperative(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason ?? new Error("aborted"));
+    const t = setTimeout(() => { signal?.removeEventListener("abort", onAbort); resolve(); }, ms);
+    const onAbort = () => { clearTimeout(t); reject(signal.reason ?? new Error("aborted")); };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** Timing of B4 probes, in milliseconds; the margins keep verdicts stable on a loaded machine. */
+export const TIMING = { toolBodyMs: 150, stopAfterMs: 30, settleMs: 400, humanThinkMs: 100 };
+
+/**
+ * unmodifiedEnv is the environment of an unmodified probe: an effect commits
+ * straight into the log at its commit point, and the human's decision and the
+ * stop are recorded and handed to the framework unchanged.
+ */
+export function unmodifiedEnv() {
+  const log = new EventLog();
+  return {
+    variant: "unmodified",
+    log,
+    /** gatedStep is the commit point of effect `key` of `plan`. */
+    async gatedStep(key, plan, opts = {}) {
+      log.effect(key, plan, opts.run);
+      return "committed";
+    },
+    /**
+     * paused records that the framework paused `plan` (asking `asks`), records
+     * the human's `decision` and hands it to the framework through `resume`.
+     */
+    async paused(plan, asks, resume, decision) {
+      log.add("pause", { plan, asks });
+      await sleep(TIMING.humanThinkMs);
+      log.add("decide", { plan, decision });
+      await resume(decision);
+    },
+    /** stopped records a cancel or timeout of the run and, for a cancel, aborts `ac`. */
+    async stopped(how, ac, run = "r1") {
+      log.add("stop", { how, run });
+      if (ac) ac.abort(new Error(`probe ${how}`));
+    },
+    note(text, fields = {}) {
+      log.add("note", { text, ...fields });
+    },
+  };
+}
