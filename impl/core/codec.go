@@ -1,0 +1,209 @@
+package core
+
+import (
+	"encoding/binary"
+	"errors"
+	"slices"
+)
+
+// The binary encodings of a Command (a log record) and of the whole Gate (a snapshot).
+// Both are deterministic: the same value always encodes to the same bytes.
+//
+// Command record (all integers are unsigned varints, strings are varint length + bytes):
+//
+//	+---------+----+-----+-----+-------+-------+----------+---------+--------+----------+-----+
+//	| version | op | run | key | epoch | gated | decision | outcome | result | deadline | now |
+//	+---------+----+-----+-----+-------+-------+----------+---------+--------+----------+-----+
+//
+// Checksums and framing are the log's business (impl/wal); this is the payload.
+
+const (
+	commandVersion  = 1
+	snapshotVersion = 1
+)
+
+// ErrCodec reports bytes that do not decode to a Command or a snapshot.
+var ErrCodec = errors.New("soundgate/core: malformed command or snapshot encoding")
+
+// AppendCommand appends the encoding of c to buf.
+func AppendCommand(buf []byte, c Command) []byte {
+	buf = binary.AppendUvarint(buf, commandVersion)
+	buf = append(buf, byte(c.Op))
+	buf = appendString(buf, string(c.Run))
+	buf = appendString(buf, string(c.Key))
+	buf = binary.AppendUvarint(buf, c.Epoch)
+	buf = append(buf, boolByte(c.Gated), byte(c.Decision), byte(c.Outcome))
+	buf = appendString(buf, c.Result)
+	buf = binary.AppendUvarint(buf, uint64(c.Deadline))
+	buf = binary.AppendUvarint(buf, uint64(c.Now))
+	return buf
+}
+
+// DecodeCommand decodes one Command encoded by AppendCommand; trailing bytes are an error.
+func DecodeCommand(b []byte) (Command, error) {
+	d := decoder{b: b}
+	var c Command
+	if d.uvarint() != commandVersion {
+		return Command{}, ErrCodec
+	}
+	c.Op = Op(d.byte())
+	c.Run = RunID(d.string())
+	c.Key = Key(d.string())
+	c.Epoch = d.uvarint()
+	c.Gated = d.byte() == 1
+	c.Decision = Decision(d.byte())
+	c.Outcome = Outcome(d.byte())
+	c.Result = d.string()
+	c.Deadline = Time(d.uvarint())
+	c.Now = Time(d.uvarint())
+	if d.err || len(d.b) != 0 || c.Op < OpOpen || c.Op > OpTimeout {
+		return Command{}, ErrCodec
+	}
+	return c, nil
+}
+
+// MarshalBinary encodes the whole state of the gate (not its limits), runs sorted by
+// id and effects by key, for snapshots.
+func (g *Gate) MarshalBinary() ([]byte, error) {
+	buf := binary.AppendUvarint(nil, snapshotVersion)
+	buf = binary.AppendUvarint(buf, uint64(len(g.runs)))
+	for _, id := range g.RunIDs() {
+		run := g.runs[id]
+		buf = appendString(buf, string(id))
+		buf = append(buf, byte(run.Status))
+		buf = binary.AppendUvarint(buf, run.Epoch)
+		buf = binary.AppendUvarint(buf, uint64(run.Deadline))
+		effs := g.Effects(id)
+		buf = binary.AppendUvarint(buf, uint64(len(effs)))
+		for _, e := range effs {
+			buf = appendString(buf, string(e.Key))
+			_, pending := run.pending[e.Key]
+			buf = append(buf, byte(e.Status), boolByte(e.Gated), boolByte(e.Approved), byte(e.Outcome), boolByte(pending))
+			buf = binary.AppendUvarint(buf, e.Epoch)
+			buf = appendString(buf, e.Result)
+		}
+	}
+	return buf, nil
+}
+
+// UnmarshalBinary replaces g's state with a snapshot made by MarshalBinary. g keeps its
+// limits. On error g is left unchanged.
+func (g *Gate) UnmarshalBinary(b []byte) error {
+	d := decoder{b: b}
+	if d.uvarint() != snapshotVersion {
+		return ErrCodec
+	}
+	n := d.uvarint()
+	if d.err || n > uint64(len(b)) {
+		return ErrCodec
+	}
+	runs := make(map[RunID]*Run, n)
+	var deadlines deadlineHeap
+	for i := uint64(0); i < n && !d.err; i++ {
+		run := newRun(RunID(d.string()))
+		run.Status = RunStatus(d.byte())
+		run.Epoch = d.uvarint()
+		run.Deadline = Time(d.uvarint())
+		m := d.uvarint()
+		if m > uint64(len(b)) {
+			return ErrCodec
+		}
+		for j := uint64(0); j < m && !d.err; j++ {
+			k := Key(d.string())
+			var e Effect
+			e.Status = EffectStatus(d.byte())
+			e.Gated, e.Approved = d.byte() == 1, d.byte() == 1
+			e.Outcome = Outcome(d.byte())
+			pending := d.byte() == 1
+			e.Epoch = d.uvarint()
+			e.Result = d.string()
+			if e.Status == EffectAbsent || e.Status > EffectRejected {
+				return ErrCodec
+			}
+			run.effects[k] = e
+			if pending {
+				run.pending[k] = struct{}{}
+			}
+			if e.Status == EffectHeld || e.Status == EffectReleased {
+				run.open[k] = struct{}{}
+			}
+		}
+		if run.Status == RunNone || run.Status > RunTimedOut {
+			return ErrCodec
+		}
+		if _, dup := runs[run.ID]; dup {
+			return ErrCodec
+		}
+		runs[run.ID] = run
+		if run.Status == RunActive && run.Deadline > 0 {
+			deadlines = append(deadlines, deadlineEntry{at: run.Deadline, run: run.ID})
+		}
+	}
+	if d.err || len(d.b) != 0 {
+		return ErrCodec
+	}
+	// A slice sorted by deadline is a valid heap.
+	slices.SortFunc(deadlines, func(a, b deadlineEntry) int {
+		switch {
+		case a == b:
+			return 0
+		case a.at < b.at || (a.at == b.at && a.run < b.run):
+			return -1
+		}
+		return 1
+	})
+	g.runs, g.deadlines = runs, deadlines
+	return nil
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func appendString(buf []byte, s string) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(s)))
+	return append(buf, s...)
+}
+
+// decoder reads the encodings above; its first error is sticky.
+type decoder struct {
+	b   []byte
+	err bool
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = true
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) byte() byte {
+	if d.err || len(d.b) == 0 {
+		d.err = true
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) string() string {
+	n := d.uvarint()
+	if d.err || n > uint64(len(d.b)) {
+		d.err = true
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}

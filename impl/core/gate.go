@@ -1,0 +1,512 @@
+package core
+
+import (
+	"container/heap"
+	"slices"
+)
+
+// Effect is the gate's record of one effect (r, k) that is not absent.
+type Effect struct {
+	Status EffectStatus
+	// Epoch is the epoch the effect was asked at; set while held or released.
+	Epoch uint64
+	// Gated: the effect asked for its own approval; set while held or released.
+	Gated bool
+	// Approved: the effect's own approval was granted. Kept once admitted or completed,
+	// so that a retried approve is recognised as a repeat.
+	Approved bool
+	// Outcome and Result are set once completed.
+	Outcome Outcome
+	Result  string
+}
+
+// Run is the state of one run. Runs are independent: no action on one run reads or
+// writes another, which is what lets a shell partition runs across locks.
+type Run struct {
+	ID       RunID
+	Status   RunStatus
+	Epoch    uint64
+	Deadline Time // 0: none
+
+	effects map[Key]Effect   // every effect that is not absent
+	pending map[Key]struct{} // keys whose approval is open
+	open    map[Key]struct{} // keys that are held or released (cleared by Cancel and Fence)
+}
+
+func newRun(id RunID) *Run {
+	return &Run{ID: id, effects: map[Key]Effect{}, pending: map[Key]struct{}{}, open: map[Key]struct{}{}}
+}
+
+// Gate is the admission core: every run the gate knows, and the limits that bound them.
+// The zero value is not usable; call New.
+type Gate struct {
+	limits    Limits
+	runs      map[RunID]*Run
+	deadlines deadlineHeap // active runs with a deadline, earliest first (lazily cleaned)
+}
+
+// New returns an empty gate with the given limits.
+func New(l Limits) *Gate {
+	return &Gate{limits: l, runs: map[RunID]*Run{}}
+}
+
+// Limits returns the gate's limits.
+func (g *Gate) Limits() Limits { return g.limits }
+
+// Len returns the number of runs the gate knows, tombstones included.
+func (g *Gate) Len() int { return len(g.runs) }
+
+func (g *Gate) checkRun(r RunID) error {
+	if r == "" {
+		return ErrInvalid
+	}
+	if len(r) > g.limits.RunBytesMax {
+		return ErrRunTooLong
+	}
+	return nil
+}
+
+func (g *Gate) checkKey(r RunID, k Key) error {
+	if err := g.checkRun(r); err != nil {
+		return err
+	}
+	if k == "" {
+		return ErrInvalid
+	}
+	if len(k) > g.limits.KeyBytesMax {
+		return ErrKeyTooLong
+	}
+	return nil
+}
+
+// RunView is a read-only copy of a run's state, as Status and the wire report it.
+type RunView struct {
+	ID       RunID
+	Status   RunStatus
+	Epoch    uint64
+	Deadline Time
+	Pending  []Key // sorted
+}
+
+func (run *Run) view() RunView {
+	v := RunView{ID: run.ID, Status: run.Status, Epoch: run.Epoch, Deadline: run.Deadline}
+	for k := range run.pending {
+		v.Pending = append(v.Pending, k)
+	}
+	slices.Sort(v.Pending)
+	return v
+}
+
+// OpenResult answers Open.
+type OpenResult struct {
+	Run     RunView
+	Created bool // false: the run existed (open is idempotent) and nothing changed
+}
+
+// Open creates run r, active at epoch 1, with an optional deadline (0: none).
+//
+//spec:action Open
+func (g *Gate) Open(r RunID, deadline Time) (OpenResult, error) {
+	if err := g.checkRun(r); err != nil {
+		return OpenResult{}, err
+	}
+	if deadline < 0 {
+		return OpenResult{}, ErrInvalid
+	}
+	if run, ok := g.runs[r]; ok {
+		return OpenResult{Run: run.view()}, nil
+	}
+	if len(g.runs) >= g.limits.RunsMax {
+		return OpenResult{}, ErrTooManyRuns
+	}
+	run := newRun(r)
+	run.Status, run.Epoch, run.Deadline = RunActive, 1, deadline
+	g.runs[r] = run
+	if deadline > 0 {
+		heap.Push(&g.deadlines, deadlineEntry{at: deadline, run: r})
+	}
+	return OpenResult{Run: run.view(), Created: true}, nil
+}
+
+// AdmitResult answers Admit.
+type AdmitResult struct {
+	Answer  Answer
+	Reason  Reason  // set when Answer is AnswerDenied
+	Outcome Outcome // set when Answer is AnswerDuplicate and the effect was completed
+	Result  string  // the completed effect's result, with Outcome
+	Epoch   uint64  // the run's epoch after the action
+	// Changed reports that the state changed (the shell must persist before replying).
+	Changed bool
+	// TimedOut reports that this request found the run's deadline passed and timed it out.
+	TimedOut bool
+}
+
+// Admit asks to perform effect k of run r now, at epoch e; gated asks for k's own
+// approval first. The order of the checks is the contract's (docs/contract.md).
+//
+//spec:action Admit
+func (g *Gate) Admit(r RunID, k Key, e uint64, gated bool, now Time) (AdmitResult, error) {
+	if err := g.checkKey(r, k); err != nil {
+		return AdmitResult{}, err
+	}
+	if e < 1 {
+		return AdmitResult{}, ErrInvalid
+	}
+	run, ok := g.runs[r]
+	if !ok {
+		return AdmitResult{}, ErrUnknownRun
+	}
+	var res AdmitResult
+	if run.Status == RunActive && run.Deadline > 0 && now >= run.Deadline {
+		g.timeout(run)
+		res.Changed, res.TimedOut = true, true
+	}
+	switch {
+	case run.Status == RunCancelled:
+		return res.deny(ReasonCancelled, run), nil
+	case run.Status == RunTimedOut:
+		return res.deny(ReasonTimedOut, run), nil
+	case e < run.Epoch:
+		return res.deny(ReasonStaleEpoch, run), nil
+	case e > run.Epoch:
+		return AdmitResult{}, ErrBadEpoch
+	}
+	res.Epoch = run.Epoch
+	eff, exists := run.effects[k]
+	switch eff.Status {
+	case EffectAdmitted, EffectCompleted:
+		res.Answer, res.Outcome, res.Result = AnswerDuplicate, eff.Outcome, eff.Result
+		return res, nil
+	case EffectRejected:
+		return res.deny(ReasonRejected, run), nil
+	case EffectHeld:
+		res.Answer = AnswerHeld
+		return res, nil
+	}
+	// k is absent or released.
+	if !exists && len(run.effects) >= g.limits.KeysPerRunMax {
+		return AdmitResult{}, ErrTooManyKeys
+	}
+	if !exists && gated {
+		if len(run.pending) >= g.limits.PendingPerRunMax {
+			return AdmitResult{}, ErrTooManyPending
+		}
+		run.effects[k] = Effect{Status: EffectHeld, Epoch: e, Gated: true}
+		run.pending[k] = struct{}{}
+		run.open[k] = struct{}{}
+		res.Answer, res.Changed = AnswerHeld, true
+		return res, nil
+	}
+	if len(run.pending) > 0 {
+		if !exists {
+			run.effects[k] = Effect{Status: EffectHeld, Epoch: e}
+			run.open[k] = struct{}{}
+			res.Changed = true
+		}
+		res.Answer = AnswerHeld
+		return res, nil
+	}
+	run.effects[k] = Effect{Status: EffectAdmitted, Approved: eff.Approved}
+	delete(run.open, k)
+	res.Answer, res.Changed = AnswerAdmit, true
+	return res, nil
+}
+
+func (res AdmitResult) deny(reason Reason, run *Run) AdmitResult {
+	res.Answer, res.Reason, res.Epoch = AnswerDenied, reason, run.Epoch
+	return res
+}
+
+// DecideResult answers Decide.
+type DecideResult struct {
+	Decision Decision
+	// Repeat: the same decision had already been taken; nothing changed.
+	Repeat bool
+	// Released and Rejected list the keys whose status this decision changed, sorted.
+	Released []Key
+	Rejected []Key
+}
+
+// Decide takes an approver's decision on k's pending approval. Reject covers the plan
+// the run was paused over: every held effect of r that is not an approved gated effect
+// becomes rejected. When no approval of r remains pending, its held effects are released.
+//
+//spec:action Decide
+func (g *Gate) Decide(r RunID, k Key, d Decision) (DecideResult, error) {
+	if err := g.checkKey(r, k); err != nil {
+		return DecideResult{}, err
+	}
+	if d != Approve && d != Reject {
+		return DecideResult{}, ErrInvalid
+	}
+	run, ok := g.runs[r]
+	if !ok {
+		return DecideResult{}, ErrUnknownRun
+	}
+	res := DecideResult{Decision: d}
+	if _, ok := run.pending[k]; !ok {
+		eff := run.effects[k]
+		if (d == Approve && eff.Approved) || (d == Reject && eff.Status == EffectRejected) {
+			res.Repeat = true
+			return res, nil
+		}
+		return DecideResult{}, ErrNotPending
+	}
+	if d == Approve {
+		delete(run.pending, k)
+		eff := run.effects[k]
+		eff.Approved = true
+		run.effects[k] = eff
+	} else {
+		for key := range run.open {
+			eff := run.effects[key]
+			if eff.Status == EffectHeld && !(eff.Gated && eff.Approved) {
+				run.effects[key] = Effect{Status: EffectRejected}
+				delete(run.open, key)
+				res.Rejected = append(res.Rejected, key)
+			}
+		}
+		clear(run.pending)
+	}
+	if len(run.pending) == 0 {
+		for key := range run.open {
+			eff := run.effects[key]
+			if eff.Status == EffectHeld {
+				eff.Status = EffectReleased
+				run.effects[key] = eff
+				res.Released = append(res.Released, key)
+			}
+		}
+	}
+	slices.Sort(res.Released)
+	slices.Sort(res.Rejected)
+	return res, nil
+}
+
+// CompleteResult answers Complete.
+type CompleteResult struct {
+	Repeat bool // the same outcome was already recorded; nothing changed
+}
+
+// Complete records the outcome of an admitted effect, so that a replay of k gets it
+// back with its duplicate answer. It is allowed on a final run: the effect happened.
+//
+//spec:action Complete
+func (g *Gate) Complete(r RunID, k Key, o Outcome, result string) (CompleteResult, error) {
+	if err := g.checkKey(r, k); err != nil {
+		return CompleteResult{}, err
+	}
+	if o != OutcomeOK && o != OutcomeFailed {
+		return CompleteResult{}, ErrInvalid
+	}
+	if len(result) > g.limits.ResultBytesMax {
+		return CompleteResult{}, ErrResultTooLong
+	}
+	run, ok := g.runs[r]
+	if !ok {
+		return CompleteResult{}, ErrUnknownRun
+	}
+	eff := run.effects[k]
+	switch eff.Status {
+	case EffectAdmitted:
+		eff.Status, eff.Outcome, eff.Result = EffectCompleted, o, result
+		run.effects[k] = eff
+		return CompleteResult{}, nil
+	case EffectCompleted:
+		if eff.Outcome == o && eff.Result == result {
+			return CompleteResult{Repeat: true}, nil
+		}
+		return CompleteResult{}, ErrConflict
+	}
+	return CompleteResult{}, ErrNotAdmitted
+}
+
+// CancelResult answers Cancel.
+type CancelResult struct {
+	Run     RunView
+	Changed bool // false: the run was already final
+}
+
+// Cancel makes r cancelled: its epoch moves on, its held and released effects drop
+// back to absent and its approvals close. A cancel of an unknown run leaves a
+// tombstone (cancelled, epoch 2) so that late work is fenced.
+//
+//spec:action Cancel
+func (g *Gate) Cancel(r RunID) (CancelResult, error) {
+	if err := g.checkRun(r); err != nil {
+		return CancelResult{}, err
+	}
+	run, ok := g.runs[r]
+	if !ok {
+		if len(g.runs) >= g.limits.RunsMax {
+			return CancelResult{}, ErrTooManyRuns
+		}
+		run = newRun(r)
+		run.Status, run.Epoch = RunCancelled, 2
+		g.runs[r] = run
+		return CancelResult{Run: run.view(), Changed: true}, nil
+	}
+	if run.Status != RunActive {
+		return CancelResult{Run: run.view()}, nil
+	}
+	run.Status = RunCancelled
+	run.nextEpoch()
+	return CancelResult{Run: run.view(), Changed: true}, nil
+}
+
+// Fence moves r to a new epoch without cancelling it, for a retry after a timeout or
+// a worker crash: held and released effects drop back to absent and their approvals
+// close, so the new attempt must ask (and, if gated, be approved) again.
+//
+//spec:action Fence
+func (g *Gate) Fence(r RunID) (RunView, error) {
+	if err := g.checkRun(r); err != nil {
+		return RunView{}, err
+	}
+	run, ok := g.runs[r]
+	if !ok {
+		return RunView{}, ErrUnknownRun
+	}
+	if run.Status != RunActive {
+		return RunView{}, ErrRunFinal
+	}
+	run.nextEpoch()
+	return run.view(), nil
+}
+
+// nextEpoch advances the epoch and drops every held and released effect to absent.
+func (run *Run) nextEpoch() {
+	run.Epoch++
+	for k := range run.open {
+		delete(run.effects, k)
+	}
+	clear(run.open)
+	clear(run.pending)
+}
+
+// Timeout times out active run r, as Cancel does with status timed_out. The shell
+// calls it (through Expire) once r's deadline has passed on its clock; Admit also does
+// when it finds the deadline passed. It reports whether r changed.
+//
+//spec:action Timeout
+func (g *Gate) Timeout(r RunID) (bool, error) {
+	if err := g.checkRun(r); err != nil {
+		return false, err
+	}
+	run, ok := g.runs[r]
+	if !ok {
+		return false, ErrUnknownRun
+	}
+	if run.Status != RunActive {
+		return false, nil
+	}
+	g.timeout(run)
+	return true, nil
+}
+
+func (g *Gate) timeout(run *Run) {
+	run.Status = RunTimedOut
+	run.nextEpoch()
+}
+
+// NextDeadline returns the earliest deadline of an active run, if any, so that the
+// shell knows when to call Expire.
+func (g *Gate) NextDeadline() (Time, bool) {
+	for g.deadlines.Len() > 0 {
+		top := g.deadlines[0]
+		if run, ok := g.runs[top.run]; ok && run.Status == RunActive && run.Deadline == top.at {
+			return top.at, true
+		}
+		heap.Pop(&g.deadlines) // stale: the run is final
+	}
+	return 0, false
+}
+
+// Expire times out every active run whose deadline is at or before now and returns
+// their ids in the order it timed them out (earliest deadline first).
+func (g *Gate) Expire(now Time) []RunID {
+	var out []RunID
+	for {
+		at, ok := g.NextDeadline()
+		if !ok || at > now {
+			return out
+		}
+		e := heap.Pop(&g.deadlines).(deadlineEntry)
+		g.timeout(g.runs[e.run])
+		out = append(out, e.run)
+	}
+}
+
+// EffectView is a read-only copy of one effect's state.
+type EffectView struct {
+	Key Key
+	Effect
+}
+
+// Status returns run r and, if k is not empty, effect k (absent if the gate has no record).
+func (g *Gate) Status(r RunID, k Key) (RunView, EffectView, error) {
+	if err := g.checkRun(r); err != nil {
+		return RunView{}, EffectView{}, err
+	}
+	if len(k) > g.limits.KeyBytesMax {
+		return RunView{}, EffectView{}, ErrKeyTooLong
+	}
+	run, ok := g.runs[r]
+	if !ok {
+		return RunView{}, EffectView{}, ErrUnknownRun
+	}
+	return run.view(), EffectView{Key: k, Effect: run.effects[k]}, nil
+}
+
+// RunIDs returns the ids of every run the gate knows, sorted.
+func (g *Gate) RunIDs() []RunID {
+	ids := make([]RunID, 0, len(g.runs))
+	for id := range g.runs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Effects returns every effect of run r that is not absent, sorted by key: the full
+// state the conformance suite compares with the model.
+func (g *Gate) Effects(r RunID) []EffectView {
+	run, ok := g.runs[r]
+	if !ok {
+		return nil
+	}
+	out := make([]EffectView, 0, len(run.effects))
+	for k, e := range run.effects {
+		out = append(out, EffectView{Key: k, Effect: e})
+	}
+	slices.SortFunc(out, func(a, b EffectView) int {
+		switch {
+		case a.Key < b.Key:
+			return -1
+		case a.Key > b.Key:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+type deadlineEntry struct {
+	at  Time
+	run RunID
+}
+
+type deadlineHeap []deadlineEntry
+
+func (h deadlineHeap) Len() int { return len(h) }
+func (h deadlineHeap) Less(i, j int) bool {
+	return h[i].at < h[j].at || (h[i].at == h[j].at && h[i].run < h[j].run)
+}
+func (h deadlineHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *deadlineHeap) Push(x any)   { *h = append(*h, x.(deadlineEntry)) }
+func (h *deadlineHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
