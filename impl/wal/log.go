@@ -1,0 +1,456 @@
+package wal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/soundgate/soundgate/impl/wal/walfs"
+)
+
+// Limits and defaults.
+const (
+	// SegmentBytesDefault is the segment size used when Options.SegmentBytes is 0.
+	SegmentBytesDefault = 64 << 20
+	// segmentBytesMin is the smallest segment size Open accepts.
+	segmentBytesMin = 1 << 10
+	// PendingBytesMax bounds the bytes appended and not yet handed to the disk:
+	// Append blocks while the committer is this far behind (back-pressure).
+	PendingBytesMax = 64 << 20
+)
+
+// Options configure Open. The zero value is the real file system and default sizes.
+type Options struct {
+	// FS is the file system; nil means the operating system's (walfs.OS).
+	FS walfs.FS
+	// SegmentBytes is the size at which the log starts a new segment file; 0 means
+	// SegmentBytesDefault. A record is never split: a segment ends before the record
+	// that would take it past this size.
+	SegmentBytes int64
+}
+
+// Stats are counters of the log since Open.
+type Stats struct {
+	Records     uint64 // records appended
+	Bytes       uint64 // bytes written to segments
+	Syncs       uint64 // fdatasync calls by the committer (group commits)
+	Segments    int    // segment files on disk
+	SnapshotLSN LSN    // LSN of the current snapshot, 0 if none
+}
+
+// chunk is a run of encoded records bound for one segment.
+type chunk struct {
+	newSegment bool   // start segment seg before writing data
+	seg        uint64 // segment number
+	firstLSN   LSN    // first record of data
+	last       LSN    // last record of data
+	data       []byte
+}
+
+// Log is an open write-ahead log. Its methods are safe for concurrent use.
+type Log struct {
+	fs           walfs.FS
+	dir          string
+	segmentBytes int64
+
+	mu        sync.Mutex
+	work      *sync.Cond // signals the committer: pending work or closing
+	space     *sync.Cond // signals appenders blocked on PendingBytesMax
+	pending   []chunk
+	pendBytes int
+	spare     [][]byte      // recycled chunk buffers
+	durableCh chan struct{} // closed and replaced each time durable advances or the log fails
+	last      LSN           // last appended
+	durable   LSN           // last on stable storage
+	err       error         // sticky *FailedError
+	closing   bool
+	closed    bool
+	appended  bool // Append was called: no Replay any more
+	replayed  bool
+	segments  []segment // on disk, oldest first; the last is active
+	activeLen int64     // bytes in the segment being filled by Append, written or pending
+	activeSeg uint64    // number of the segment being filled by Append
+	activeFst LSN       // first LSN of the segment being filled by Append
+	snapLSN   LSN
+	snapState []byte // held until Replay
+	stats     Stats
+
+	file     walfs.File // active segment; used only by the committer (and Open/Close)
+	filePath string     // its path
+	done     chan struct{}
+	snapMu   sync.Mutex // serialises Snapshot calls
+	snapPath string
+}
+
+// Open opens (creating if needed) the log in dir and recovers it: it verifies every
+// segment and the newest snapshot, truncates a torn tail of the last segment, and
+// refuses a damaged log with a *CorruptError. Call Replay next to read the snapshot
+// and the records, then Append.
+func Open(dir string, opts Options) (*Log, error) {
+	fsys := opts.FS
+	if fsys == nil {
+		fsys = walfs.OS{}
+	}
+	segBytes := opts.SegmentBytes
+	if segBytes == 0 {
+		segBytes = SegmentBytesDefault
+	}
+	if segBytes < segmentBytesMin {
+		return nil, fmt.Errorf("soundgate/wal: segment size %d bytes is below the minimum %d", segBytes, segmentBytesMin)
+	}
+	if err := fsys.MkdirAll(dir); err != nil {
+		return nil, fmt.Errorf("soundgate/wal: create %s: %w", dir, err)
+	}
+	rec, junk, err := recoverDir(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := repair(fsys, dir, rec, junk); err != nil {
+		return nil, err
+	}
+	l := &Log{
+		fs: fsys, dir: dir, segmentBytes: segBytes,
+		durableCh: make(chan struct{}),
+		last:      rec.lastLSN, durable: rec.lastLSN,
+		segments: rec.segments, snapLSN: rec.snapLSN, snapState: rec.state, snapPath: rec.snapPath,
+		done: make(chan struct{}),
+	}
+	l.work = sync.NewCond(&l.mu)
+	l.space = sync.NewCond(&l.mu)
+	if len(l.segments) == 0 {
+		if err := l.createSegment(1, rec.lastLSN+1); err != nil {
+			return nil, err
+		}
+		l.segments = append(l.segments, segment{num: 1, firstLSN: rec.lastLSN + 1, path: walfs.Join(dir, segmentName(1)), end: segmentHeaderBytes})
+		l.activeLen = segmentHeaderBytes
+	} else {
+		l.filePath = l.segments[len(l.segments)-1].path
+		s := l.segments[len(l.segments)-1]
+		f, err := fsys.OpenAppend(s.path)
+		if err != nil {
+			return nil, fmt.Errorf("soundgate/wal: open active segment: %w", err)
+		}
+		l.file = f
+		l.activeLen = s.end
+	}
+	l.activeSeg = l.segments[len(l.segments)-1].num
+	l.activeFst = l.segments[len(l.segments)-1].firstLSN
+	l.stats.SnapshotLSN = l.snapLSN
+	go l.commitLoop()
+	return l, nil
+}
+
+// createSegment creates segment num starting at firstLSN, writes its header and makes
+// file and directory entry durable before any record goes in.
+func (l *Log) createSegment(num uint64, firstLSN LSN) error {
+	p := walfs.Join(l.dir, segmentName(num))
+	f, err := l.fs.Create(p)
+	if err != nil {
+		return &FailedError{Op: "create segment", Path: p, Err: err}
+	}
+	if _, err := f.Write(encodeSegmentHeader(segmentHeader{segment: num, firstLSN: firstLSN})); err != nil {
+		f.Close()
+		return &FailedError{Op: "write segment header", Path: p, Err: err}
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return &FailedError{Op: "fdatasync", Path: p, Err: err}
+	}
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		f.Close()
+		return &FailedError{Op: "sync dir", Path: l.dir, Err: err}
+	}
+	l.file, l.filePath = f, p
+	return nil
+}
+
+// Replay calls snapshot with the newest snapshot, if there is one, and then record
+// for every intact record after it, in LSN order. It must be called at most once,
+// before the first Append. An error from a callback stops Replay and is returned.
+func (l *Log) Replay(snapshot func(upto LSN, state []byte) error, record func(lsn LSN, rec []byte) error) error {
+	l.mu.Lock()
+	if l.replayed || l.appended {
+		l.mu.Unlock()
+		return ErrReplayed
+	}
+	l.replayed = true
+	snapLSN, state := l.snapLSN, l.snapState
+	l.snapState = nil
+	segs := append([]segment(nil), l.segments...)
+	l.mu.Unlock()
+	if snapLSN > 0 && snapshot != nil {
+		if err := snapshot(snapLSN, state); err != nil {
+			return err
+		}
+	}
+	for _, s := range segs {
+		b, err := l.fs.ReadFile(s.path)
+		if err != nil {
+			return fmt.Errorf("soundgate/wal: replay %s: %w", s.path, err)
+		}
+		if int64(len(b)) < s.end {
+			return &CorruptError{Path: s.path, Offset: int64(len(b)), Reason: "segment shrank since Open"}
+		}
+		want := s.firstLSN
+		for off := segmentHeaderBytes; off < int(s.end); {
+			r, ok := decodeRecord(b, off)
+			if !ok || r.lsn != want {
+				return &CorruptError{Path: s.path, Offset: int64(off), Reason: "record changed since Open"}
+			}
+			if r.lsn > snapLSN && record != nil {
+				if err := record(r.lsn, r.payload); err != nil {
+					return err
+				}
+			}
+			want++
+			off = r.end
+		}
+	}
+	return nil
+}
+
+// Append adds rec to the log and returns its LSN. It copies rec, does no I/O and
+// returns at once (it blocks only while PendingBytesMax bytes wait for the disk).
+// Records are numbered in the order of Append calls. The record is durable once
+// WaitDurable(lsn) returns nil. A failed or closed log returns its error and
+// appends nothing, as does a record over RecordBytesMax (ErrRecordTooLarge).
+func (l *Log) Append(rec []byte) (LSN, error) {
+	if len(rec) > RecordBytesMax {
+		return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrRecordTooLarge, len(rec), RecordBytesMax)
+	}
+	size := recordHeaderBytes + len(rec)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.err == nil && !l.closing && l.pendBytes > 0 && l.pendBytes+size > PendingBytesMax {
+		l.space.Wait()
+	}
+	if l.err != nil {
+		return 0, l.err
+	}
+	if l.closing {
+		return 0, ErrClosed
+	}
+	l.appended = true
+	lsn := l.last + 1
+	if l.activeLen+int64(size) > l.segmentBytes && lsn > l.activeFst {
+		// The record would overflow a segment that holds records: start the next.
+		l.activeSeg++
+		l.activeFst = lsn
+		l.activeLen = segmentHeaderBytes
+		l.pending = append(l.pending, chunk{newSegment: true, seg: l.activeSeg, firstLSN: lsn, data: l.buffer()})
+	} else if len(l.pending) == 0 {
+		l.pending = append(l.pending, chunk{seg: l.activeSeg, firstLSN: lsn, data: l.buffer()})
+	}
+	c := &l.pending[len(l.pending)-1]
+	c.data = appendRecord(c.data, lsn, rec)
+	c.last = lsn
+	l.last = lsn
+	l.activeLen += int64(size)
+	l.pendBytes += size
+	l.stats.Records++
+	l.work.Signal()
+	return lsn, nil
+}
+
+func (l *Log) buffer() []byte {
+	if n := len(l.spare); n > 0 {
+		b := l.spare[n-1]
+		l.spare = l.spare[:n-1]
+		return b[:0]
+	}
+	return make([]byte, 0, 64<<10)
+}
+
+// WaitDurable returns nil once the record lsn is on stable storage. It returns the
+// log's *FailedError if the log failed before lsn became durable, ErrClosed if it was
+// closed first, ctx's error if ctx ends first (the record may still become durable),
+// and ErrNotAppended for an LSN never appended. Many waiters share one fdatasync.
+func (l *Log) WaitDurable(ctx context.Context, lsn LSN) error {
+	l.mu.Lock()
+	for {
+		switch {
+		case lsn <= l.durable:
+			l.mu.Unlock()
+			return nil
+		case l.err != nil:
+			err := l.err
+			l.mu.Unlock()
+			return err
+		case lsn > l.last:
+			l.mu.Unlock()
+			return fmt.Errorf("%w: %d (last appended %d)", ErrNotAppended, lsn, l.last)
+		case l.closed:
+			l.mu.Unlock()
+			return ErrClosed
+		}
+		ch := l.durableCh
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		l.mu.Lock()
+	}
+}
+
+// Durable returns the LSN up to which every record is on stable storage.
+func (l *Log) Durable() LSN {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.durable
+}
+
+// Last returns the LSN of the last record appended (or recovered).
+func (l *Log) Last() LSN {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
+}
+
+// Err returns the log's sticky *FailedError, or nil while the log is healthy.
+func (l *Log) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// Stats returns the log's counters.
+func (l *Log) Stats() Stats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.stats
+	s.Segments = len(l.segments)
+	return s
+}
+
+// Close writes and syncs what was appended, stops the committer and closes the active
+// segment. It returns the log's sticky error if the log failed. Later calls to
+// Append and WaitDurable return ErrClosed (or the failure).
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		<-l.done
+		return l.Err()
+	}
+	l.closing = true
+	l.work.Signal()
+	l.space.Broadcast()
+	l.mu.Unlock()
+	<-l.done
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	close(l.durableCh)
+	l.durableCh = make(chan struct{})
+	var cerr error
+	if l.file != nil {
+		cerr = l.file.Close()
+		l.file = nil
+	}
+	if l.err != nil {
+		return l.err
+	}
+	if cerr != nil {
+		return fmt.Errorf("soundgate/wal: close: %w", cerr)
+	}
+	return nil
+}
+
+// fail makes err the log's sticky error and wakes every waiter. Called with mu held.
+func (l *Log) fail(err error) {
+	if l.err != nil {
+		return
+	}
+	var fe *FailedError
+	if !errors.As(err, &fe) {
+		fe = &FailedError{Op: "io", Path: l.dir, Err: err}
+	}
+	l.err = fe
+	close(l.durableCh)
+	l.durableCh = make(chan struct{})
+	l.space.Broadcast()
+}
+
+// commitLoop is the committer: it writes whatever was appended while the previous
+// fdatasync ran, syncs once, and publishes the new durable LSN. No timer: when one
+// record waits, it is written and synced at once.
+func (l *Log) commitLoop() {
+	defer close(l.done)
+	l.mu.Lock()
+	for {
+		for len(l.pending) == 0 && !l.closing && l.err == nil {
+			l.work.Wait()
+		}
+		if l.err != nil || len(l.pending) == 0 {
+			l.mu.Unlock()
+			return // failed, or closing with nothing left to write
+		}
+		batch := l.pending
+		l.pending = nil
+		l.pendBytes = 0
+		l.space.Broadcast()
+		l.mu.Unlock()
+
+		err := l.writeBatch(batch)
+
+		l.mu.Lock()
+		if err != nil {
+			l.fail(err)
+			continue
+		}
+		// Persist before reply: durable advances only after the fdatasync.
+		l.durable = batch[len(batch)-1].last
+		l.stats.Syncs++
+		close(l.durableCh)
+		l.durableCh = make(chan struct{})
+		for _, c := range batch {
+			if cap(c.data) <= 1<<20 && len(l.spare) < 4 {
+				l.spare = append(l.spare, c.data)
+			}
+		}
+	}
+}
+
+// writeBatch writes the chunks in order, starting new segments where they say so,
+// and fdatasyncs. A segment is synced before the next one is created, so that only
+// the last segment can ever have a torn tail.
+func (l *Log) writeBatch(batch []chunk) error {
+	for _, c := range batch {
+		if c.newSegment {
+			path := l.filePath
+			if err := l.file.Sync(); err != nil {
+				return &FailedError{Op: "fdatasync", Path: path, Err: err}
+			}
+			if err := l.file.Close(); err != nil {
+				return &FailedError{Op: "close", Path: path, Err: err}
+			}
+			l.file = nil
+			if err := l.createSegment(c.seg, c.firstLSN); err != nil {
+				return err
+			}
+			l.mu.Lock()
+			l.segments = append(l.segments, segment{num: c.seg, firstLSN: c.firstLSN, path: walfs.Join(l.dir, segmentName(c.seg))})
+			l.mu.Unlock()
+		}
+		path := l.filePath
+		n, err := l.file.Write(c.data)
+		if err == nil && n != len(c.data) {
+			err = fmt.Errorf("short write: %d of %d bytes", n, len(c.data))
+		}
+		if err != nil {
+			return &FailedError{Op: "write", Path: path, Err: err}
+		}
+		l.mu.Lock()
+		l.stats.Bytes += uint64(n)
+		l.mu.Unlock()
+		failpoint(failpointAfterWrite)
+	}
+	if err := l.file.Sync(); err != nil {
+		return &FailedError{Op: "fdatasync", Path: l.filePath, Err: err}
+	}
+	failpoint(failpointAfterSync)
+	return nil
+}

@@ -1,0 +1,281 @@
+package wal
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/soundgate/soundgate/impl/wal/walfs"
+)
+
+const testDir = "/wal"
+
+func payload(lsn LSN, size int) []byte {
+	b := make([]byte, size)
+	for i := range b {
+		b[i] = byte(uint64(lsn)*31 + uint64(i)*7)
+	}
+	return b
+}
+
+type replayed struct {
+	snapLSN LSN
+	state   []byte
+	lsns    []LSN
+	recs    [][]byte
+}
+
+func replayAll(t *testing.T, l *Log) replayed {
+	t.Helper()
+	var r replayed
+	err := l.Replay(func(upto LSN, state []byte) error {
+		r.snapLSN, r.state = upto, append([]byte(nil), state...)
+		return nil
+	}, func(lsn LSN, rec []byte) error {
+		r.lsns = append(r.lsns, lsn)
+		r.recs = append(r.recs, append([]byte(nil), rec...))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Replay: %v", err)
+	}
+	return r
+}
+
+func mustOpen(t *testing.T, fsys walfs.FS, segBytes int64) *Log {
+	t.Helper()
+	l, err := Open(testDir, Options{FS: fsys, SegmentBytes: segBytes})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return l
+}
+
+func appendWait(t *testing.T, l *Log, rec []byte) LSN {
+	t.Helper()
+	lsn, err := l.Append(rec)
+	if err != nil {
+		t.Fatalf("Append: %v", err)
+	}
+	if err := l.WaitDurable(context.Background(), lsn); err != nil {
+		t.Fatalf("WaitDurable(%d): %v", lsn, err)
+	}
+	return lsn
+}
+
+// TestRoundTrip appends records of many sizes across segments, on the real file
+// system and on FaultFS, and replays them after a clean close.
+func TestRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fs   func(t *testing.T) (walfs.FS, string)
+	}{
+		{"os", func(t *testing.T) (walfs.FS, string) { return walfs.OS{}, t.TempDir() }},
+		{"fault", func(t *testing.T) (walfs.FS, string) { return walfs.NewFaultFS(), testDir }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys, dir := tc.fs(t)
+			l, err := Open(dir, Options{FS: fsys, SegmentBytes: 4096})
+			if err != nil {
+				t.Fatal(err)
+			}
+			replayAll(t, l)
+			sizes := []int{0, 1, 15, 16, 17, 100, 1000, 3000, 5000, 0, 7}
+			var want [][]byte
+			for i := 0; i < 60; i++ {
+				rec := payload(LSN(i+1), sizes[i%len(sizes)])
+				lsn, err := l.Append(rec)
+				if err != nil || lsn != LSN(i+1) {
+					t.Fatalf("Append %d: lsn %d, err %v", i, lsn, err)
+				}
+				want = append(want, rec)
+			}
+			if err := l.WaitDurable(context.Background(), 60); err != nil {
+				t.Fatal(err)
+			}
+			if got := l.Stats().Segments; got < 10 {
+				t.Errorf("segments = %d, want many with 4 KiB segments", got)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			l2, err := Open(dir, Options{FS: fsys, SegmentBytes: 4096})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l2.Close()
+			r := replayAll(t, l2)
+			if len(r.recs) != len(want) {
+				t.Fatalf("replayed %d records, want %d", len(r.recs), len(want))
+			}
+			for i := range want {
+				if r.lsns[i] != LSN(i+1) || !bytes.Equal(r.recs[i], want[i]) {
+					t.Fatalf("record %d: lsn %d, %d bytes; want lsn %d, %d bytes", i, r.lsns[i], len(r.recs[i]), i+1, len(want[i]))
+				}
+			}
+			if l2.Last() != 60 || l2.Durable() != 60 {
+				t.Errorf("Last %d Durable %d, want 60 60", l2.Last(), l2.Durable())
+			}
+			lsn := appendWait(t, l2, []byte("after reopen"))
+			if lsn != 61 {
+				t.Errorf("next lsn %d, want 61", lsn)
+			}
+		})
+	}
+}
+
+// TestCloseFlushes: records appended but never waited for are written by Close.
+func TestCloseFlushes(t *testing.T) {
+	fsys := walfs.NewFaultFS()
+	l := mustOpen(t, fsys, 0)
+	for i := 1; i <= 10; i++ {
+		if _, err := l.Append(payload(LSN(i), 10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fsys.Crash(nil) // only what was synced survives
+	l2 := mustOpen(t, fsys, 0)
+	defer l2.Close()
+	if r := replayAll(t, l2); len(r.recs) != 10 {
+		t.Fatalf("replayed %d records after Close and crash, want 10", len(r.recs))
+	}
+	if _, err := l.Append([]byte("x")); !errors.Is(err, ErrClosed) {
+		t.Errorf("Append after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestGroupCommit: many concurrent waiters share fdatasyncs.
+func TestGroupCommit(t *testing.T) {
+	fsys := walfs.NewFaultFS()
+	fsys.SetSyncDelay(2 * time.Millisecond)
+	l := mustOpen(t, fsys, 0)
+	defer l.Close()
+	const waiters, each = 64, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, waiters)
+	for w := 0; w < waiters; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				lsn, err := l.Append([]byte("decision"))
+				if err == nil {
+					err = l.WaitDurable(context.Background(), lsn)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	st := l.Stats()
+	if st.Records != waiters*each {
+		t.Fatalf("records %d, want %d", st.Records, waiters*each)
+	}
+	// With a 2 ms sync and 64 waiters, batches hold many records each.
+	if st.Syncs*4 > st.Records {
+		t.Errorf("%d syncs for %d records: waiters do not share syncs", st.Syncs, st.Records)
+	}
+	t.Logf("%d records in %d group commits (%.1f per sync)", st.Records, st.Syncs, float64(st.Records)/float64(st.Syncs))
+}
+
+// TestLoneWaiterSyncedAtOnce: with no other load, one record costs one sync and no
+// timer delays it.
+func TestLoneWaiterSyncedAtOnce(t *testing.T) {
+	fsys := walfs.NewFaultFS()
+	l := mustOpen(t, fsys, 0)
+	defer l.Close()
+	syncsBefore := fsys.Ops(walfs.OpSync)
+	for i := 0; i < 20; i++ {
+		start := time.Now()
+		appendWait(t, l, []byte("one"))
+		if d := time.Since(start); d > time.Second {
+			t.Fatalf("a lone record took %v to become durable", d)
+		}
+	}
+	if got := fsys.Ops(walfs.OpSync) - syncsBefore; got != 20 {
+		t.Errorf("%d syncs for 20 sequential records, want 20 (one each, none skipped)", got)
+	}
+}
+
+// TestBadInput: refused requests are typed and change nothing.
+func TestBadInput(t *testing.T) {
+	fsys := walfs.NewFaultFS()
+	l := mustOpen(t, fsys, 0)
+	defer l.Close()
+	appendWait(t, l, []byte("a"))
+	cases := []struct {
+		name string
+		call func() error
+		want error
+	}{
+		{"record too large", func() error { _, err := l.Append(make([]byte, RecordBytesMax+1)); return err }, ErrRecordTooLarge},
+		{"wait for unappended lsn", func() error { return l.WaitDurable(context.Background(), 99) }, ErrNotAppended},
+		{"snapshot of unappended lsn", func() error { return l.Snapshot(99, nil) }, ErrBadSnapshot},
+		{"snapshot of lsn 0", func() error { return l.Snapshot(0, nil) }, ErrBadSnapshot},
+		{"replay after append", func() error { return l.Replay(nil, nil) }, ErrReplayed},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call()
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err %v, want %v", err, tc.want)
+			}
+			if l.Last() != 1 || l.Err() != nil {
+				t.Fatalf("state changed: last %d err %v", l.Last(), l.Err())
+			}
+		})
+	}
+	if _, err := l.Append(make([]byte, RecordBytesMax)); err != nil {
+		t.Errorf("Append of exactly RecordBytesMax: %v", err)
+	}
+}
+
+// TestWaitDurableContext: a cancelled wait returns the context's error.
+func TestWaitDurableContext(t *testing.T) {
+	fsys := walfs.NewFaultFS()
+	fsys.SetSyncDelay(200 * time.Millisecond)
+	l := mustOpen(t, fsys, 0)
+	defer l.Close()
+	lsn, err := l.Append([]byte("slow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+	defer cancel()
+	if err := l.WaitDurable(ctx, lsn); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want deadline exceeded", err)
+	}
+	if err := l.WaitDurable(context.Background(), lsn); err != nil {
+		t.Fatalf("the record still becomes durable: %v", err)
+	}
+}
+
+func ExampleOpen() {
+	fsys := walfs.NewFaultFS() // walfs.OS{} (the default) in production
+	l, err := Open("/gate/wal", Options{FS: fsys})
+	if err != nil {
+		panic(err)
+	}
+	_ = l.Replay(nil, func(lsn LSN, rec []byte) error { return nil })
+	lsn, _ := l.Append([]byte(`admit r1 k1`))
+	if err := l.WaitDurable(context.Background(), lsn); err != nil {
+		panic(err) // the gate answers `unavailable`
+	}
+	fmt.Println("durable up to", l.Durable())
+	_ = l.Close()
+	// Output: durable up to 1
+}

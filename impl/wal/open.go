@@ -1,0 +1,213 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+
+	"github.com/soundgate/soundgate/impl/wal/walfs"
+)
+
+const (
+	segmentSuffix  = ".wal"
+	snapshotPrefix = "snap-"
+	snapshotSuffix = ".snap"
+	tmpSuffix      = ".tmp"
+)
+
+func segmentName(n uint64) string { return fmt.Sprintf("%020d%s", n, segmentSuffix) }
+func snapshotName(l LSN) string {
+	return fmt.Sprintf("%s%020d%s", snapshotPrefix, uint64(l), snapshotSuffix)
+}
+func parseNumber(s string) (uint64, bool) {
+	if len(s) != 20 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	return n, err == nil
+}
+
+// segment is one segment file of the log.
+type segment struct {
+	num      uint64
+	firstLSN LSN
+	path     string
+	end      int64 // bytes of intact content at open (the replay bound)
+}
+
+// recovered is what Open found on disk.
+type recovered struct {
+	snapLSN  LSN
+	snapPath string
+	state    []byte
+	segments []segment
+	lastLSN  LSN   // last intact record (or the snapshot's LSN if later; see Open)
+	tornAt   int64 // offset where the last segment's torn tail starts, -1 if none
+	tornSeg  bool  // the last segment's header is torn: remove it
+}
+
+// recoverDir scans dir, verifies every snapshot and segment, and decides what to
+// repair. It changes nothing on disk.
+func recoverDir(fsys walfs.FS, dir string) (*recovered, []string, error) {
+	names, err := fsys.ReadDir(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("soundgate/wal: read %s: %w", dir, err)
+	}
+	rec := &recovered{tornAt: -1}
+	var segNums []uint64
+	var snaps []LSN
+	var junk []string // leftovers to remove: temporary files, superseded snapshots
+	for _, name := range names {
+		switch {
+		case strings.HasSuffix(name, tmpSuffix):
+			junk = append(junk, name)
+		case strings.HasSuffix(name, segmentSuffix):
+			n, ok := parseNumber(strings.TrimSuffix(name, segmentSuffix))
+			if !ok {
+				return nil, nil, &CorruptError{Path: walfs.Join(dir, name), Offset: -1, Reason: "segment file name is not a 20-digit number"}
+			}
+			segNums = append(segNums, n)
+		case strings.HasPrefix(name, snapshotPrefix) && strings.HasSuffix(name, snapshotSuffix):
+			n, ok := parseNumber(strings.TrimSuffix(strings.TrimPrefix(name, snapshotPrefix), snapshotSuffix))
+			if !ok {
+				return nil, nil, &CorruptError{Path: walfs.Join(dir, name), Offset: -1, Reason: "snapshot file name is not a 20-digit number"}
+			}
+			snaps = append(snaps, LSN(n))
+		}
+	}
+	// The newest snapshot counts; older ones are leftovers of a compaction.
+	if len(snaps) > 0 {
+		newest := snaps[len(snaps)-1]
+		for _, s := range snaps[:len(snaps)-1] {
+			junk = append(junk, snapshotName(s))
+		}
+		p := walfs.Join(dir, snapshotName(newest))
+		b, err := fsys.ReadFile(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("soundgate/wal: read %s: %w", p, err)
+		}
+		upto, state, err := decodeSnapshot(b)
+		if err != nil {
+			return nil, nil, &CorruptError{Path: p, Offset: 0, Reason: err.Error()}
+		}
+		if upto != newest {
+			return nil, nil, &CorruptError{Path: p, Offset: 16, Reason: fmt.Sprintf("snapshot holds lsn %d, its name says %d", upto, newest)}
+		}
+		rec.snapLSN, rec.snapPath, rec.state = upto, p, state
+	}
+	var prevLast LSN
+	for i, num := range segNums {
+		last := i == len(segNums)-1
+		p := walfs.Join(dir, segmentName(num))
+		if i > 0 && num != segNums[i-1]+1 {
+			return nil, nil, &CorruptError{Path: p, Offset: -1, Reason: fmt.Sprintf("segment %d is missing", segNums[i-1]+1)}
+		}
+		b, err := fsys.ReadFile(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("soundgate/wal: read %s: %w", p, err)
+		}
+		h, herr := decodeSegmentHeader(b)
+		if herr != nil {
+			if last && len(b) < segmentHeaderBytes {
+				// Created, header not yet durable when the machine stopped: it holds
+				// no record. Recovery removes it.
+				rec.tornSeg = true
+				rec.segments = append(rec.segments, segment{num: num, firstLSN: prevLast + 1, path: p})
+				break
+			}
+			return nil, nil, &CorruptError{Path: p, Offset: 0, Reason: herr.Error()}
+		}
+		if h.segment != num {
+			return nil, nil, &CorruptError{Path: p, Offset: 16, Reason: fmt.Sprintf("header names segment %d", h.segment)}
+		}
+		switch {
+		case i == 0 && h.firstLSN > rec.snapLSN+1:
+			return nil, nil, &CorruptError{Path: p, Offset: 24, Reason: fmt.Sprintf("first record %d leaves a gap after the snapshot at %d", h.firstLSN, rec.snapLSN)}
+		case i == 0 && h.firstLSN == 0:
+			return nil, nil, &CorruptError{Path: p, Offset: 24, Reason: "first lsn is 0"}
+		case i > 0 && h.firstLSN != prevLast+1:
+			return nil, nil, &CorruptError{Path: p, Offset: 24, Reason: fmt.Sprintf("first record %d does not follow %d", h.firstLSN, prevLast)}
+		}
+		want := h.firstLSN
+		off := segmentHeaderBytes
+		for off < len(b) {
+			r, ok := decodeRecord(b, off)
+			if ok && r.lsn == want {
+				want++
+				off = r.end
+				continue
+			}
+			if last && ClassifyDamage(b, off, want) == Torn {
+				rec.tornAt = int64(off)
+				break
+			}
+			reason := "record does not verify and intact records follow it"
+			if ok {
+				reason = fmt.Sprintf("record carries lsn %d, want %d", r.lsn, want)
+			} else if !last {
+				reason = "record does not verify in a segment that is not the last"
+			}
+			return nil, nil, &CorruptError{Path: p, Offset: int64(off), Reason: reason}
+		}
+		rec.segments = append(rec.segments, segment{num: num, firstLSN: h.firstLSN, path: p, end: int64(off)})
+		prevLast = want - 1
+	}
+	rec.lastLSN = prevLast
+	if len(rec.segments) > 0 && !rec.tornSeg && rec.lastLSN < rec.snapLSN {
+		return nil, nil, &CorruptError{Path: rec.segments[len(rec.segments)-1].path, Offset: -1,
+			Reason: fmt.Sprintf("log ends at lsn %d, before its snapshot at %d", rec.lastLSN, rec.snapLSN)}
+	}
+	if len(rec.segments) == 0 && rec.snapLSN > 0 {
+		return nil, nil, &CorruptError{Path: rec.snapPath, Offset: -1, Reason: "snapshot without any segment"}
+	}
+	if rec.tornSeg && len(rec.segments) == 1 && rec.snapLSN > 0 {
+		// Only a torn, empty segment after compaction cannot happen: compaction
+		// keeps the active segment.
+		return nil, nil, &CorruptError{Path: rec.segments[0].path, Offset: -1, Reason: "only segment after a snapshot has no header"}
+	}
+	if rec.tornSeg && rec.lastLSN < rec.snapLSN {
+		return nil, nil, &CorruptError{Path: rec.segments[len(rec.segments)-1].path, Offset: -1,
+			Reason: fmt.Sprintf("log ends at lsn %d, before its snapshot at %d", rec.lastLSN, rec.snapLSN)}
+	}
+	return rec, junk, nil
+}
+
+// repair applies what recoverDir decided: truncate a torn tail, remove a segment
+// whose header is torn, remove leftovers; then makes it durable.
+func repair(fsys walfs.FS, dir string, rec *recovered, junk []string) error {
+	dirty := false
+	for _, name := range junk {
+		if err := fsys.Remove(walfs.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("soundgate/wal: remove leftover %s: %w", name, err)
+		}
+		dirty = true
+	}
+	if rec.tornSeg {
+		s := rec.segments[len(rec.segments)-1]
+		if err := fsys.Remove(s.path); err != nil {
+			return fmt.Errorf("soundgate/wal: remove torn segment %s: %w", s.path, err)
+		}
+		rec.segments = rec.segments[:len(rec.segments)-1]
+		dirty = true
+	}
+	if dirty {
+		if err := fsys.SyncDir(dir); err != nil {
+			return fmt.Errorf("soundgate/wal: sync dir %s: %w", dir, err)
+		}
+	}
+	if rec.tornAt >= 0 {
+		s := rec.segments[len(rec.segments)-1]
+		f, err := fsys.OpenAppend(s.path)
+		if err != nil {
+			return fmt.Errorf("soundgate/wal: open %s to truncate its torn tail: %w", s.path, err)
+		}
+		err = errors.Join(f.Truncate(rec.tornAt), f.Sync())
+		err = errors.Join(err, f.Close())
+		if err != nil {
+			return fmt.Errorf("soundgate/wal: truncate torn tail of %s at %d: %w", s.path, rec.tornAt, err)
+		}
+	}
+	return nil
+}

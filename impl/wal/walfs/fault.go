@@ -1,0 +1,619 @@
+package walfs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Op names a file-system operation, for fault injection and counting.
+type Op int
+
+// The operations of the seam that FaultFS can fail.
+const (
+	OpWrite Op = iota
+	OpSync
+	OpTruncate
+	OpCreate
+	OpOpenAppend
+	OpReadFile
+	OpRename
+	OpRemove
+	OpSyncDir
+	opCount
+)
+
+var opNames = [opCount]string{"write", "sync", "truncate", "create", "open", "read", "rename", "remove", "syncdir"}
+
+func (o Op) String() string {
+	if o < 0 || o >= opCount {
+		return fmt.Sprintf("op(%d)", int(o))
+	}
+	return opNames[o]
+}
+
+// ErrCrashed is returned by every operation on a FaultFS handle opened before Crash,
+// and by the operation during which a scheduled crash (CrashAtOp) happens.
+var ErrCrashed = errors.New("soundgate/walfs: simulated crash")
+
+// ErrInjected is the default error of an injected fault.
+var ErrInjected = errors.New("soundgate/walfs: injected fault")
+
+// Fault is a one-shot failure of the next matching operation.
+type Fault struct {
+	// Op is the operation to fail.
+	Op Op
+	// Path, if not empty, restricts the fault to operations on this base name suffix
+	// (for example ".wal" or "snap-").
+	Path string
+	// Skip lets this many matching operations succeed before the fault fires.
+	Skip int
+	// Err is the error returned (wrapped in *fs.PathError); ErrInjected if nil.
+	Err error
+	// ShortBytes, for OpWrite, is how many bytes of the write reach the file before
+	// the error: a short write.
+	ShortBytes int
+}
+
+// FaultFS is an in-memory FS that injects faults and simulates crashes. It is safe
+// for concurrent use. The zero value is not usable; call NewFaultFS.
+//
+// Durability model. A file's durable content is its content at its last Sync. A
+// directory's durable entries are its entries at its last SyncDir. Crash replaces
+// the visible state by what a machine crash could leave:
+//
+//   - entries: the durable entries, plus a random prefix (in order) of the creates,
+//     renames and removes done since the last SyncDir (journaled metadata is
+//     applied in order);
+//   - content: each file's durable content, plus a random prefix of the bytes it
+//     appended since its last Sync (page cache written back in order; a write may
+//     be cut anywhere, leaving a torn record). A file truncated since its last Sync
+//     keeps its durable content.
+//
+// With a nil random source, Crash keeps exactly the durable state.
+type FaultFS struct {
+	mu       sync.Mutex
+	gen      int                // incremented by Crash: older handles are dead
+	names    map[string]*inode  // visible namespace: path -> inode
+	durNames map[string]*inode  // namespace as of the last SyncDir of each dir
+	dirOps   map[string][]dirOp // per directory: namespace changes since its last SyncDir
+	dirs     map[string]bool    // directories (durable on creation, for simplicity)
+	faults   []Fault            // pending one-shot faults
+	capacity int64              // bytes of content allowed in total; 0: unlimited
+	ops      [opCount]int64     // counts of operations
+	crashAt  int64              // crash when the mutating op count reaches this; 0: never
+	crashRng *rand.Rand         // random source of the scheduled crash
+	nMut     int64              // mutating operations so far
+	crashed  bool               // a scheduled crash happened (until Crash is called by the test)
+	onCrash  func()             // called (with mu held) when a scheduled crash happens
+	syncWait time.Duration      // each successful Sync takes this long (outside mu)
+}
+
+type inode struct {
+	data      []byte
+	durable   []byte
+	truncated bool // truncated below its durable length since the last Sync
+}
+
+type dirOp struct {
+	kind     string // "create", "rename", "remove"
+	from, to string
+	node     *inode
+}
+
+// NewFaultFS returns an empty in-memory file system with no faults.
+func NewFaultFS() *FaultFS {
+	return &FaultFS{
+		names:    map[string]*inode{},
+		durNames: map[string]*inode{},
+		dirOps:   map[string][]dirOp{},
+		dirs:     map[string]bool{},
+	}
+}
+
+var _ FS = (*FaultFS)(nil)
+
+// Inject schedules a one-shot fault. Faults fire in the order they were injected.
+func (m *FaultFS) Inject(f Fault) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.faults = append(m.faults, f)
+}
+
+// SetCapacity limits the total bytes of content across files; a write beyond it is
+// cut short with ENOSPC. Zero means unlimited.
+func (m *FaultFS) SetCapacity(bytes int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.capacity = bytes
+}
+
+// SetSyncDelay makes every Sync take d, like a disk flush, so that tests can observe
+// group commit. The delay is spent without holding the file system's lock.
+func (m *FaultFS) SetSyncDelay(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.syncWait = d
+}
+
+// CrashAtOp schedules a crash during the n-th mutating operation from now (writes,
+// syncs, truncates, creates, renames, removes, directory syncs; n >= 1). A write
+// reaches the page cache before the crash, so it may survive torn. The operation and
+// every later one on handles opened before the crash return ErrCrashed, and the file
+// system's visible state becomes a crash state drawn from rng (see FaultFS).
+// onCrash, if not nil, is called when the crash happens.
+func (m *FaultFS) CrashAtOp(n int64, rng *rand.Rand, onCrash func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.crashAt = m.nMut + n
+	m.crashRng = rng
+	m.onCrash = onCrash
+}
+
+// Crashed reports whether a scheduled crash happened since the last Restart.
+func (m *FaultFS) Crashed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.crashed
+}
+
+// Ops returns how many operations of kind op were attempted.
+func (m *FaultFS) Ops(op Op) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ops[op]
+}
+
+// Crash simulates a machine crash now: see the durability model on FaultFS. Handles
+// opened before the crash fail with ErrCrashed from now on.
+func (m *FaultFS) Crash(rng *rand.Rand) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.crashLocked(rng)
+}
+
+// Restart clears the crashed flag and any scheduled crash, for the next life of the
+// program on the same file system.
+func (m *FaultFS) Restart() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.crashed = false
+	m.crashAt = 0
+	m.onCrash = nil
+	m.faults = nil
+}
+
+func (m *FaultFS) crashLocked(rng *rand.Rand) {
+	m.gen++
+	// Namespace: durable entries plus a random prefix of each directory's changes.
+	names := make(map[string]*inode, len(m.durNames))
+	for p, n := range m.durNames {
+		names[p] = n
+	}
+	dirs := make([]string, 0, len(m.dirOps))
+	for d := range m.dirOps {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs) // deterministic use of rng
+	for _, d := range dirs {
+		ops := m.dirOps[d]
+		keep := 0
+		if rng != nil {
+			keep = rng.IntN(len(ops) + 1)
+		}
+		for _, op := range ops[:keep] {
+			applyDirOp(names, op)
+		}
+	}
+	m.names = names
+	m.durNames = make(map[string]*inode, len(names))
+	for p, n := range names {
+		m.durNames[p] = n
+	}
+	m.dirOps = map[string][]dirOp{}
+	// Content: durable bytes plus a random prefix of the appended, unsynced bytes.
+	paths := make([]string, 0, len(names))
+	for p := range names {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	seen := map[*inode]bool{}
+	for _, p := range paths {
+		n := names[p]
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		keep := n.durable
+		if rng != nil && !n.truncated && len(n.data) > len(n.durable) && bytes.HasPrefix(n.data, n.durable) {
+			extra := len(n.data) - len(n.durable)
+			keep = n.data[:len(n.durable)+rng.IntN(extra+1)]
+		}
+		n.data = append([]byte(nil), keep...)
+		n.durable = append([]byte(nil), keep...)
+		n.truncated = false
+	}
+}
+
+func applyDirOp(names map[string]*inode, op dirOp) {
+	switch op.kind {
+	case "create":
+		names[op.to] = op.node
+	case "rename":
+		if n, ok := names[op.from]; ok {
+			delete(names, op.from)
+			names[op.to] = n
+		}
+	case "remove":
+		delete(names, op.from)
+	}
+}
+
+// begin accounts an operation, fires a matching fault, and runs a scheduled crash.
+// It returns the fault (if one fired) and whether a scheduled crash fires with this op.
+// Called with m.mu held.
+func (m *FaultFS) begin(op Op, path string) (fault *Fault, crash bool) {
+	m.ops[op]++
+	if op != OpReadFile {
+		m.nMut++
+		if m.crashAt > 0 && m.nMut >= m.crashAt && !m.crashed {
+			crash = true
+		}
+	}
+	for i := range m.faults {
+		f := &m.faults[i]
+		if f.Op != op || (f.Path != "" && !matchPath(path, f.Path)) {
+			continue
+		}
+		if f.Skip > 0 {
+			f.Skip--
+			return nil, crash
+		}
+		fired := *f
+		m.faults = append(m.faults[:i], m.faults[i+1:]...)
+		if fired.Err == nil {
+			fired.Err = ErrInjected
+		}
+		return &fired, crash
+	}
+	return nil, crash
+}
+
+func matchPath(path, pattern string) bool {
+	base := filepath.Base(path)
+	return bytes.Contains([]byte(base), []byte(pattern))
+}
+
+func (m *FaultFS) doCrash() error {
+	m.crashed = true
+	m.crashAt = 0
+	m.crashLocked(m.crashRng)
+	if m.onCrash != nil {
+		m.onCrash()
+	}
+	return ErrCrashed
+}
+
+func pathErr(op Op, path string, err error) error {
+	return &fs.PathError{Op: op.String(), Path: path, Err: err}
+}
+
+func (m *FaultFS) dirOf(path string) string { return filepath.Dir(path) }
+
+// MkdirAll creates dir (directories are durable at once in this model).
+func (m *FaultFS) MkdirAll(dir string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		m.dirs[d] = true
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	return nil
+}
+
+// ReadDir lists the visible entries of dir.
+func (m *FaultFS) ReadDir(dir string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	dir = filepath.Clean(dir)
+	if !m.dirs[dir] {
+		return nil, pathErr(OpReadFile, dir, fs.ErrNotExist)
+	}
+	var out []string
+	for p := range m.names {
+		if filepath.Dir(p) == dir {
+			out = append(out, filepath.Base(p))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Create creates a new empty file.
+func (m *FaultFS) Create(path string) (File, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	path = filepath.Clean(path)
+	f, crash := m.begin(OpCreate, path)
+	if crash {
+		return nil, pathErr(OpCreate, path, m.doCrash())
+	}
+	if f != nil {
+		return nil, pathErr(OpCreate, path, f.Err)
+	}
+	if !m.dirs[m.dirOf(path)] {
+		return nil, pathErr(OpCreate, path, fs.ErrNotExist)
+	}
+	if _, ok := m.names[path]; ok {
+		return nil, pathErr(OpCreate, path, fs.ErrExist)
+	}
+	n := &inode{}
+	m.names[path] = n
+	d := m.dirOf(path)
+	m.dirOps[d] = append(m.dirOps[d], dirOp{kind: "create", to: path, node: n})
+	return &faultFile{fs: m, gen: m.gen, path: path, node: n}, nil
+}
+
+// OpenAppend opens an existing file for appending.
+func (m *FaultFS) OpenAppend(path string) (File, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	path = filepath.Clean(path)
+	f, crash := m.begin(OpOpenAppend, path)
+	if crash {
+		return nil, pathErr(OpOpenAppend, path, m.doCrash())
+	}
+	if f != nil {
+		return nil, pathErr(OpOpenAppend, path, f.Err)
+	}
+	n, ok := m.names[path]
+	if !ok {
+		return nil, pathErr(OpOpenAppend, path, fs.ErrNotExist)
+	}
+	return &faultFile{fs: m, gen: m.gen, path: path, node: n}, nil
+}
+
+// ReadFile returns a copy of the visible content.
+func (m *FaultFS) ReadFile(path string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	path = filepath.Clean(path)
+	if f, _ := m.begin(OpReadFile, path); f != nil {
+		return nil, pathErr(OpReadFile, path, f.Err)
+	}
+	n, ok := m.names[path]
+	if !ok {
+		return nil, pathErr(OpReadFile, path, fs.ErrNotExist)
+	}
+	return append([]byte(nil), n.data...), nil
+}
+
+// Rename renames a file, replacing the target.
+func (m *FaultFS) Rename(oldPath, newPath string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	oldPath, newPath = filepath.Clean(oldPath), filepath.Clean(newPath)
+	f, crash := m.begin(OpRename, newPath)
+	if crash {
+		return pathErr(OpRename, newPath, m.doCrash())
+	}
+	if f != nil {
+		return pathErr(OpRename, newPath, f.Err)
+	}
+	n, ok := m.names[oldPath]
+	if !ok {
+		return pathErr(OpRename, oldPath, fs.ErrNotExist)
+	}
+	if m.dirOf(oldPath) != m.dirOf(newPath) {
+		return pathErr(OpRename, newPath, errors.New("cross-directory rename not modelled"))
+	}
+	delete(m.names, oldPath)
+	m.names[newPath] = n
+	d := m.dirOf(newPath)
+	m.dirOps[d] = append(m.dirOps[d], dirOp{kind: "rename", from: oldPath, to: newPath})
+	return nil
+}
+
+// Remove removes a file.
+func (m *FaultFS) Remove(path string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	path = filepath.Clean(path)
+	f, crash := m.begin(OpRemove, path)
+	if crash {
+		return pathErr(OpRemove, path, m.doCrash())
+	}
+	if f != nil {
+		return pathErr(OpRemove, path, f.Err)
+	}
+	if _, ok := m.names[path]; !ok {
+		return pathErr(OpRemove, path, fs.ErrNotExist)
+	}
+	delete(m.names, path)
+	d := m.dirOf(path)
+	m.dirOps[d] = append(m.dirOps[d], dirOp{kind: "remove", from: path})
+	return nil
+}
+
+// SyncDir makes dir's entries durable.
+func (m *FaultFS) SyncDir(dir string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	dir = filepath.Clean(dir)
+	f, crash := m.begin(OpSyncDir, dir)
+	if crash {
+		return pathErr(OpSyncDir, dir, m.doCrash())
+	}
+	if f != nil {
+		return pathErr(OpSyncDir, dir, f.Err)
+	}
+	for _, op := range m.dirOps[dir] {
+		applyDirOp(m.durNames, op)
+	}
+	delete(m.dirOps, dir)
+	return nil
+}
+
+// Corrupt flips the bits of mask in the byte at offset off of a file's visible and
+// durable content, as a disk error would. It returns an error if there is no such byte.
+func (m *FaultFS) Corrupt(path string, off int64, mask byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, ok := m.names[filepath.Clean(path)]
+	if !ok || off < 0 || off >= int64(len(n.data)) {
+		return fmt.Errorf("soundgate/walfs: corrupt %s at %d: no such byte", path, off)
+	}
+	n.data[off] ^= mask
+	if off < int64(len(n.durable)) {
+		n.durable[off] ^= mask
+	}
+	return nil
+}
+
+// Size returns the visible size of a file, or -1 if it does not exist.
+func (m *FaultFS) Size(path string) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, ok := m.names[filepath.Clean(path)]
+	if !ok {
+		return -1
+	}
+	return int64(len(n.data))
+}
+
+func (m *FaultFS) totalBytes() int64 {
+	var t int64
+	seen := map[*inode]bool{}
+	for _, n := range m.names {
+		if !seen[n] {
+			seen[n] = true
+			t += int64(len(n.data))
+		}
+	}
+	return t
+}
+
+type faultFile struct {
+	fs     *FaultFS
+	gen    int
+	path   string
+	node   *inode
+	closed bool
+}
+
+func (f *faultFile) check(op Op) error {
+	if f.closed {
+		return pathErr(op, f.path, os.ErrClosed)
+	}
+	if f.gen != f.fs.gen {
+		return pathErr(op, f.path, ErrCrashed)
+	}
+	return nil
+}
+
+// Write appends p, honouring faults, capacity and scheduled crashes.
+func (f *faultFile) Write(p []byte) (int, error) {
+	m := f.fs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := f.check(OpWrite); err != nil {
+		return 0, err
+	}
+	fault, crash := m.begin(OpWrite, f.path)
+	n := len(p)
+	var err error
+	if fault != nil {
+		n = min(max(fault.ShortBytes, 0), len(p))
+		err = fault.Err
+	}
+	if m.capacity > 0 {
+		if room := m.capacity - m.totalBytes(); int64(n) > room {
+			n = int(max(room, 0))
+			err = syscall.ENOSPC
+		}
+	}
+	f.node.data = append(f.node.data, p[:n]...)
+	if crash {
+		return n, pathErr(OpWrite, f.path, m.doCrash())
+	}
+	if err != nil {
+		return n, pathErr(OpWrite, f.path, err)
+	}
+	return n, nil
+}
+
+// Sync makes the content durable.
+func (f *faultFile) Sync() error {
+	m := f.fs
+	m.mu.Lock()
+	d := m.syncWait
+	m.mu.Unlock()
+	if d > 0 {
+		time.Sleep(d)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := f.check(OpSync); err != nil {
+		return err
+	}
+	fault, crash := m.begin(OpSync, f.path)
+	if crash {
+		return pathErr(OpSync, f.path, m.doCrash())
+	}
+	if fault != nil {
+		// Like Linux after a failed writeback: the pages may be marked clean and the
+		// error reported once; what reached the disk is unknown. Keep the old durable
+		// content (the pessimistic case).
+		return pathErr(OpSync, f.path, fault.Err)
+	}
+	f.node.durable = append(f.node.durable[:0], f.node.data...)
+	f.node.truncated = false
+	return nil
+}
+
+// Truncate cuts the file.
+func (f *faultFile) Truncate(size int64) error {
+	m := f.fs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := f.check(OpTruncate); err != nil {
+		return err
+	}
+	fault, crash := m.begin(OpTruncate, f.path)
+	if crash {
+		return pathErr(OpTruncate, f.path, m.doCrash())
+	}
+	if fault != nil {
+		return pathErr(OpTruncate, f.path, fault.Err)
+	}
+	if size < 0 || size > int64(len(f.node.data)) {
+		return pathErr(OpTruncate, f.path, errors.New("truncate beyond end not modelled"))
+	}
+	f.node.data = f.node.data[:size]
+	if size < int64(len(f.node.durable)) {
+		f.node.truncated = true
+	}
+	return nil
+}
+
+// Close closes the handle.
+func (f *faultFile) Close() error {
+	m := f.fs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if f.closed {
+		return pathErr(OpWrite, f.path, os.ErrClosed)
+	}
+	f.closed = true
+	return nil
+}

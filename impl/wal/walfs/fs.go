@@ -1,0 +1,119 @@
+package walfs
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// FS is the set of file-system operations the log uses. Paths are OS paths
+// (filepath.Join of a directory and a base name).
+type FS interface {
+	// MkdirAll creates dir and its parents if they do not exist.
+	MkdirAll(dir string) error
+	// ReadDir returns the base names of the entries of dir, sorted.
+	ReadDir(dir string) ([]string, error)
+	// Create creates a new file for writing; it fails if the file exists. The file's
+	// directory entry is durable only after SyncDir of its directory.
+	Create(path string) (File, error)
+	// OpenAppend opens an existing file for writing at its end (and for Truncate).
+	OpenAppend(path string) (File, error)
+	// ReadFile returns the whole content of a file.
+	ReadFile(path string) ([]byte, error)
+	// Rename renames oldPath to newPath, replacing newPath; durable after SyncDir.
+	Rename(oldPath, newPath string) error
+	// Remove removes a file; durable after SyncDir.
+	Remove(path string) error
+	// SyncDir makes the directory's entries durable (fsync of the directory).
+	SyncDir(dir string) error
+}
+
+// File is an open file, written only at its end.
+type File interface {
+	// Write appends p. A short write returns n < len(p) and a non-nil error; the n
+	// bytes may or may not have reached the file.
+	Write(p []byte) (n int, err error)
+	// Sync makes the file's content durable (fdatasync on Linux).
+	Sync() error
+	// Truncate cuts the file to size bytes; durable after Sync.
+	Truncate(size int64) error
+	// Close closes the file. It does not sync.
+	Close() error
+}
+
+// OS is the real file system. The zero value is ready to use.
+type OS struct{}
+
+var _ FS = OS{}
+
+// MkdirAll creates dir with mode 0o755.
+func (OS) MkdirAll(dir string) error { return os.MkdirAll(dir, 0o755) }
+
+// ReadDir lists dir's entry names, sorted.
+func (OS) ReadDir(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Create creates path exclusively with mode 0o644.
+func (OS) Create(path string) (File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
+}
+
+// OpenAppend opens an existing path for appending.
+func (OS) OpenAppend(path string) (File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
+}
+
+// ReadFile reads the whole file.
+func (OS) ReadFile(path string) ([]byte, error) { return os.ReadFile(path) }
+
+// Rename is os.Rename.
+func (OS) Rename(oldPath, newPath string) error { return os.Rename(oldPath, newPath) }
+
+// Remove is os.Remove.
+func (OS) Remove(path string) error { return os.Remove(path) }
+
+// SyncDir opens dir and fsyncs it.
+func (OS) SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	serr := d.Sync()
+	cerr := d.Close()
+	return errors.Join(serr, cerr)
+}
+
+type osFile struct{ f *os.File }
+
+func (o osFile) Write(p []byte) (int, error) { return o.f.Write(p) }
+func (o osFile) Sync() error                 { return fdatasync(o.f) }
+func (o osFile) Truncate(size int64) error   { return o.f.Truncate(size) }
+func (o osFile) Close() error                { return o.f.Close() }
+
+// ReadAt is provided for tools; the log itself reads with ReadFile.
+func (o osFile) ReadAt(p []byte, off int64) (int, error) { return o.f.ReadAt(p, off) }
+
+var _ io.ReaderAt = osFile{}
+
+// Join is filepath.Join, re-exported so that callers of the seam need one import.
+func Join(elem ...string) string { return filepath.Join(elem...) }

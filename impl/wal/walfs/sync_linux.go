@@ -1,0 +1,33 @@
+//go:build linux
+
+package walfs
+
+import (
+	"os"
+	"syscall"
+)
+
+// fdatasync flushes the file's data and the metadata needed to read it back (its
+// size), not its timestamps: one device flush, cheaper than fsync.
+func fdatasync(f *os.File) error {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	cerr := raw.Control(func(fd uintptr) {
+		for {
+			serr = syscall.Fdatasync(int(fd))
+			if serr != syscall.EINTR {
+				return
+			}
+		}
+	})
+	if cerr != nil {
+		return cerr
+	}
+	if serr != nil {
+		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: serr}
+	}
+	return nil
+}
