@@ -1,0 +1,11 @@
+package proto
+
+import "strconv"
+
+func lengthDetail(lo, hi int) string {
+	return "length must be " + strconv.Itoa(lo) + ".." + strconv.Itoa(hi) + " bytes"
+}
+
+func rangeDetail(lo, hi int64) string {
+	return "must be in " + strconv.FormatInt(lo, 10) + ".." + strconv.FormatInt(hi, 10)
+}

@@ -1,0 +1,33 @@
+package proto
+
+// Version is the protocol version this package speaks. A hello naming another version
+// is refused with ErrUnsupportedVersion.
+const Version = 1
+
+// Limits of the wire. Each is checked by the decoder before anything is stored; an
+// input over a limit is a typed error (ErrLineTooLong or ErrOutOfRange) and changes
+// nothing. The run, key and result limits equal core.DefaultLimits() (a test holds them
+// together): the wire never accepts what the default core would refuse for size.
+const (
+	// LineBytesMax is the longest request line in bytes, excluding its LF or CRLF.
+	LineBytesMax = 64 << 10
+	// RunBytesMax is the longest run id in bytes (after JSON unescaping).
+	RunBytesMax = 128
+	// KeyBytesMax is the longest idempotency key in bytes (after JSON unescaping).
+	KeyBytesMax = 256
+	// ResultBytesMax is the longest result of a completed effect in bytes.
+	ResultBytesMax = 16 << 10
+	// TokenBytesMax is the longest credential in a hello, in bytes.
+	TokenBytesMax = 512
+	// IDBytesMax is the longest string request id in bytes.
+	IDBytesMax = 64
+	// IntMax is the largest integer the wire carries (2^53-1, exact in every JSON
+	// implementation): the bound of integer ids, epochs and versions.
+	IntMax = 1<<53 - 1
+	// WaitMsMax is the longest wait an admit may ask for, in milliseconds (5 minutes).
+	WaitMsMax = 5 * 60 * 1000
+	// TimeoutMsMax is the longest run timeout an open may set, in milliseconds (30 days).
+	TimeoutMsMax = 30 * 24 * 60 * 60 * 1000
+	// ServerBytesMax bounds the server string of a hello answer.
+	ServerBytesMax = 128
+)

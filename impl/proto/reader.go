@@ -1,0 +1,136 @@
+package proto
+
+import (
+	"bytes"
+	"errors"
+	"io"
+)
+
+// readBytesMin is the smallest read the Reader asks of its source.
+const readBytesMin = 4 << 10
+
+// emptyReadsMax bounds consecutive reads that return no byte and no error.
+const emptyReadsMax = 100
+
+// Reader splits a byte stream into request lines. A line ends with LF or CRLF; the
+// terminator is not part of the line. Lines that are empty or hold only spaces and tabs
+// are skipped (a person typing into nc may press enter twice). A line longer than
+// LineBytesMax is never held in memory: it is discarded up to its LF and reported as a
+// *DecodeError wrapping ErrLineTooLong, and the next call goes on with the next line.
+// The Reader's memory is bounded by LineBytesMax plus one read.
+type Reader struct {
+	src   io.Reader
+	buf   []byte
+	start int // first unread byte in buf
+	end   int // end of buffered bytes
+	err   error
+}
+
+// NewReader returns a Reader that reads from src.
+func NewReader(src io.Reader) *Reader {
+	return &Reader{src: src}
+}
+
+// ReadLine returns the next line, without its terminator. The slice is valid until the
+// next call. Errors: a *DecodeError for an oversize line (the stream continues), the
+// source's error (io.EOF at the end; a last line without LF is returned first), or
+// io.ErrNoProgress if the source keeps returning nothing.
+func (r *Reader) ReadLine() ([]byte, error) {
+	if r.buf == nil {
+		r.buf = make([]byte, LineBytesMax+2+readBytesMin)
+	}
+	scanned := r.start // bytes before scanned hold no LF
+	discarding := false
+	for {
+		if i := indexLF(r.buf[scanned:r.end]); i >= 0 {
+			lf := scanned + i
+			line := r.buf[r.start:lf]
+			r.start = lf + 1
+			scanned = r.start
+			if discarding {
+				return nil, tooLong()
+			}
+			line = trimCR(line)
+			if len(line) > LineBytesMax {
+				return nil, tooLong()
+			}
+			if blank(line) {
+				continue
+			}
+			return line, nil
+		}
+		scanned = r.end
+		// No LF buffered. A pending line longer than LineBytesMax+1 (its content and
+		// a CR) can never be valid: drop what we hold and discard up to the next LF.
+		if r.end-r.start > LineBytesMax+1 {
+			discarding = true
+			r.start, r.end, scanned = 0, 0, 0
+		}
+		if r.err != nil {
+			if r.start < r.end && !discarding { // last line without LF
+				line := trimCR(r.buf[r.start:r.end])
+				r.start = r.end
+				if len(line) > LineBytesMax {
+					return nil, tooLong()
+				}
+				if !blank(line) {
+					return line, nil
+				}
+			}
+			if discarding {
+				discarding = false
+				r.start, r.end = 0, 0
+				return nil, tooLong()
+			}
+			return nil, r.err
+		}
+		if r.start > 0 && len(r.buf)-r.end < readBytesMin {
+			n := copy(r.buf, r.buf[r.start:r.end])
+			scanned -= r.start
+			r.start, r.end = 0, n
+		}
+		r.fill()
+	}
+}
+
+// fill reads once into the free tail of buf, recording a sticky error.
+func (r *Reader) fill() {
+	for empty := 0; empty < emptyReadsMax; empty++ {
+		n, err := r.src.Read(r.buf[r.end:])
+		if n < 0 || n > len(r.buf)-r.end {
+			r.err = errors.New("soundgate/proto: source returned an invalid count")
+			return
+		}
+		r.end += n
+		if err != nil {
+			r.err = err
+			return
+		}
+		if n > 0 {
+			return
+		}
+	}
+	r.err = io.ErrNoProgress
+}
+
+func tooLong() error {
+	return &DecodeError{Err: ErrLineTooLong, Offset: -1, Detail: "line longer than 65536 bytes, discarded"}
+}
+
+func indexLF(b []byte) int { return bytes.IndexByte(b, '\n') }
+
+func trimCR(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		return b[:n-1]
+	}
+	return b
+}
+
+func blank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,510 @@
+package proto
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/soundgate/soundgate/impl/core"
+)
+
+// Result is the result member of a successful answer: one of the *Result types below.
+// Each appends its JSON object with AppendJSON and reads it back with UnmarshalJSON;
+// readers ignore members they do not know, so that a later version may add some.
+type Result interface {
+	AppendJSON(dst []byte) []byte
+}
+
+// AppendResult appends the answer line {"jsonrpc":"2.0","id":id,"result":r}, LF
+// included, to dst.
+func AppendResult(dst []byte, id ID, r Result) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = id.AppendJSON(dst)
+	dst = append(dst, `,"result":`...)
+	dst = r.AppendJSON(dst)
+	return append(dst, "}\n"...)
+}
+
+// AppendError appends the error answer for err (see ErrorObjectOf), LF included:
+// {"jsonrpc":"2.0","id":id,"error":{"code":C,"message":M,"data":{"type":T}}}.
+// data.field names the member at fault when err is a *DecodeError that knows it.
+func AppendError(dst []byte, id ID, err error) []byte {
+	o := ErrorObjectOf(err)
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = id.AppendJSON(dst)
+	dst = append(dst, `,"error":{"code":`...)
+	dst = strconv.AppendInt(dst, int64(o.Code), 10)
+	dst = appendStr(dst, "message", o.Message, false)
+	dst = append(dst, `,"data":{"type":`...)
+	dst = appendString(dst, o.Type)
+	if o.Field != "" {
+		dst = appendStr(dst, "field", o.Field, false)
+	}
+	return append(dst, "}}}\n"...)
+}
+
+// Response is one answer line as a client reads it: the id, and either Result (the raw
+// JSON of the result member, for the result type of the request's method) or Error.
+type Response struct {
+	ID     ID
+	Result json.RawMessage
+	Error  *ErrorObject
+}
+
+// DecodeResponse reads one answer line (with or without its LF or CRLF).
+func DecodeResponse(line []byte) (Response, error) {
+	var env struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  json.RawMessage `json:"result"`
+		Error   *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Data    struct {
+				Type  string `json:"type"`
+				Field string `json:"field"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(trimEOL(line), &env); err != nil {
+		return Response{}, fmt.Errorf("soundgate/proto: bad answer: %w", err)
+	}
+	if env.JSONRPC != "2.0" {
+		return Response{}, errors.New(`soundgate/proto: bad answer: jsonrpc is not "2.0"`)
+	}
+	var r Response
+	var err error
+	if r.ID, err = parseResponseID(env.ID); err != nil {
+		return Response{}, err
+	}
+	switch {
+	case env.Error != nil && env.Result == nil:
+		e := env.Error
+		r.Error = &ErrorObject{Code: e.Code, Message: e.Message, Type: e.Data.Type, Field: e.Data.Field}
+	case env.Error == nil && env.Result != nil:
+		r.Result = env.Result
+	default:
+		return Response{}, errors.New("soundgate/proto: bad answer: needs exactly one of result and error")
+	}
+	return r, nil
+}
+
+func parseResponseID(raw json.RawMessage) (ID, error) {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0:
+		return ID{}, errors.New("soundgate/proto: bad answer: no id")
+	case string(raw) == "null":
+		return ID{}, nil
+	case raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return ID{}, err
+		}
+		return StringID(s), nil
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return ID{}, fmt.Errorf("soundgate/proto: bad answer: id: %w", err)
+	}
+	return IntID(n), nil
+}
+
+// HelloResult answers hello.
+type HelloResult struct {
+	Version int64  // the protocol version the server speaks on this connection
+	Role    Role   // what the token may do
+	Server  string // "soundgate <version>"
+}
+
+// AppendJSON appends r's JSON object to dst.
+func (r *HelloResult) AppendJSON(dst []byte) []byte {
+	dst = append(dst, '{')
+	dst = appendInt(dst, "version", r.Version, true)
+	dst = appendStr(dst, "role", r.Role.String(), false)
+	dst = appendStr(dst, "server", r.Server, false)
+	return append(dst, '}')
+}
+
+// UnmarshalJSON reads r from its JSON object.
+func (r *HelloResult) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Version int64  `json:"version"`
+		Role    string `json:"role"`
+		Server  string `json:"server"`
+	}
+	if err := strictJSON(b, &w); err != nil {
+		return err
+	}
+	role, ok := ParseRole(w.Role)
+	if !ok {
+		return badName("role", w.Role)
+	}
+	*r = HelloResult{Version: w.Version, Role: role, Server: w.Server}
+	return nil
+}
+
+// OpenResult answers open: the run as it is after the request.
+type OpenResult struct {
+	Run        core.RunID
+	Status     core.RunStatus
+	Epoch      uint64
+	DeadlineMs core.Time // absolute, on the gate's clock (ms since the Unix epoch); 0: none
+	Created    bool      // false: the run existed and nothing changed (open is idempotent)
+}
+
+// AppendJSON appends r's JSON object to dst.
+func (r *OpenResult) AppendJSON(dst []byte) []byte {
+	dst = appendRun(dst, r.Run, r.Status, r.Epoch)
+	if r.DeadlineMs != 0 {
+		dst = appendInt(dst, "deadline_ms", int64(r.DeadlineMs), false)
+	}
+	dst = appendBool(dst, "created", r.Created, false)
+	return append(dst, '}')
+}
+
+// UnmarshalJSON reads r from its JSON object.
+func (r *OpenResult) UnmarshalJSON(b []byte) error {
+	var w struct {
+		runWire
+		DeadlineMs int64 `json:"deadline_ms"`
+		Created    bool  `json:"created"`
+	}
+	if err := strictJSON(b, &w); err != nil {
+		return err
+	}
+	st, err := w.status()
+	if err != nil {
+		return err
+	}
+	*r = OpenResult{Run: core.RunID(w.Run), Status: st, Epoch: w.Epoch, DeadlineMs: core.Time(w.DeadlineMs), Created: w.Created}
+	return nil
+}
+
+// AdmitResult answers admit.
+type AdmitResult struct {
+	Answer  core.Answer
+	Reason  core.Reason  // with AnswerDenied
+	Outcome core.Outcome // with AnswerDuplicate, once the effect was completed
+	Result  string       // the completed effect's result, with Outcome
+	Epoch   uint64       // the run's epoch after the request
+}
+
+// AppendJSON appends r's JSON object to dst.
+func (r *AdmitResult) AppendJSON(dst []byte) []byte {
+	dst = append(dst, '{')
+	dst = appendStr(dst, "answer", r.Answer.String(), true)
+	if r.Reason != core.ReasonNone {
+		dst = appendStr(dst, "reason", r.Reason.String(), false)
+	}
+	if r.Outcome != core.OutcomeNone {
+		dst = appendStr(dst, "outcome", r.Outcome.String(), false)
+	}
+	if r.Result != "" {
+		dst = appendStr(dst, "result", r.Result, false)
+	}
+	dst = appendUint(dst, "epoch", r.Epoch, false)
+	return append(dst, '}')
+}
+
+// UnmarshalJSON reads r from its JSON object.
+func (r *AdmitResult) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Answer  string `json:"answer"`
+		Reason  string `json:"reason"`
+		Outcome string `json:"outcome"`
+		Result  string `json:"result"`
+		Epoch   uint64 `json:"epoch"`
+	}
+	if err := strictJSON(b, &w); err != nil {
+		return err
+	}
+	var x AdmitResult
+	var ok bool
+	if x.Answer, ok = parseName[core.Answer](answerNames, w.Answer); !ok {
+		return badName("answer", w.Answer)
+	}
+	if w.Reason != "" {
+		if x.Reason, ok = parseName[core.Reason](reasonNames, w.Reason); !ok {
+			return badName("reason", w.Reason)
+		}
+	}
+	if w.Outcome != "" {
+		if x.Outcome, ok = core.ParseOutcome(w.Outcome); !ok {
+			return badName("outcome", w.Outcome)
+		}
+	}
+	x.Result, x.Epoch = w.Result, w.Epoch
+	*r = x
+	return nil
+}
+
+// DecideResult answers decide.
+type DecideResult struct {
+	Decision core.Decision
+	Repeat   bool // the same decision had been taken already; nothing changed
+}
+
+// AppendJSON appends r's JSON object to dst.
+func (r *DecideResult) AppendJSON(dst []byte) []byte {
+	dst = append(dst, '{')
+	dst = appendStr(dst, "decision", r.Decision.String(), true)
+	dst = appendBool(dst, "repeat", r.Repeat, false)
+	return append(dst, '}')
+}
+
+// UnmarshalJSON reads r from its JSON object.
+func (r *DecideResult) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Decision string `json:"decision"`
+		Repeat   bool   `json:"repeat"`
+	}
+	if err := strictJSON(b, &w); err != nil {
+		return err
+	}
+	d, ok := core.ParseDecision(w.Decision)
+	if !ok {
+		return badName("decision", w.Decision)
+	}
+	*r = DecideResult{Decision: d, Repeat: w.Repeat}
+	return nil
+}
+
+// CompleteResult answers complete.
+type CompleteResult struct {
+	Repeat bool // the same outcome and result were recorded already; nothing changed
+}
+
+// AppendJSON appends r's JSON object to dst.
+func (r *CompleteResult) AppendJSON(dst []byte) []byte {
+	dst = append(dst, '{')
+	dst = appendBool(dst, "repeat", r.Repeat, true)
+	return append(dst, '}')
+}
+
+// UnmarshalJSON reads r from its JSON object.
+func (r *CompleteResult) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Repeat bool `json:"repeat"`
+	}
+	if err := strictJSON(b, &w); err != nil {
+		return err
+	}
+	r.Repeat = w.Repeat
+	return nil
+}
+
+// CancelResult answers cancel: the run's status and epoch after the request.
+type CancelResult struct {
+	Run    core.RunID
+	Status core.RunStatus
+	Epoch  uint64
+}
+
+// AppendJSON appends r's JSON object to dst.
+func (r *CancelResult) AppendJSON(dst []byte) []byte {
+	return append(appendRun(dst, r.Run, r.Status, r.Epoch), '}')
+}
+
+// UnmarshalJSON reads r from its JSON object.
+func (r *CancelResult) UnmarshalJSON(b []byte) error {
+	var w runWire
+	if err := strictJSON(b, &w); err != nil {
+		return err
+	}
+	st, err := w.status()
+	if err != nil {
+		return err
+	}
+	*r = CancelResult{Run: core.RunID(w.Run), Status: st, Epoch: w.Epoch}
+	return nil
+}
+
+// FenceResult answers fence: the run's new epoch.
+type FenceResult struct {
+	Run   core.RunID
+	Epoch uint64
+}
+
+// AppendJSON appends r's JSON object to dst.
+func (r *FenceResult) AppendJSON(dst []byte) []byte {
+	dst = append(dst, '{')
+	dst = appendStr(dst, "run", string(r.Run), true)
+	dst = appendUint(dst, "epoch", r.Epoch, false)
+	return append(dst, '}')
+}
+
+// UnmarshalJSON reads r from its JSON object.
+func (r *FenceResult) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Run   string `json:"run"`
+		Epoch uint64 `json:"epoch"`
+	}
+	if err := strictJSON(b, &w); err != nil {
+		return err
+	}
+	*r = FenceResult{Run: core.RunID(w.Run), Epoch: w.Epoch}
+	return nil
+}
+
+// StatusResult answers status: the run and, if the request named a key, its effect.
+type StatusResult struct {
+	Run        core.RunID
+	Status     core.RunStatus
+	Epoch      uint64
+	Pending    []core.Key // keys whose approval is open, sorted; nil when none
+	DeadlineMs core.Time  // 0: none
+	Effect     *EffectResult
+}
+
+// EffectResult is one effect as status reports it. Epoch, Gated and Approved are set
+// while the effect is held or released (Approved also after); Outcome and Result once
+// it is completed.
+type EffectResult struct {
+	Key      core.Key
+	Status   core.EffectStatus
+	Epoch    uint64
+	Gated    bool
+	Approved bool
+	Outcome  core.Outcome
+	Result   string
+}
+
+// AppendJSON appends r's JSON object to dst.
+func (r *StatusResult) AppendJSON(dst []byte) []byte {
+	dst = appendRun(dst, r.Run, r.Status, r.Epoch)
+	dst = append(dst, `,"pending":[`...)
+	for i, k := range r.Pending {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, string(k))
+	}
+	dst = append(dst, ']')
+	if r.DeadlineMs != 0 {
+		dst = appendInt(dst, "deadline_ms", int64(r.DeadlineMs), false)
+	}
+	if e := r.Effect; e != nil {
+		dst = append(dst, `,"effect":{`...)
+		dst = appendStr(dst, "key", string(e.Key), true)
+		dst = appendStr(dst, "status", e.Status.String(), false)
+		if e.Epoch != 0 {
+			dst = appendUint(dst, "epoch", e.Epoch, false)
+		}
+		if e.Gated {
+			dst = append(dst, `,"gated":true`...)
+		}
+		if e.Approved {
+			dst = append(dst, `,"approved":true`...)
+		}
+		if e.Outcome != core.OutcomeNone {
+			dst = appendStr(dst, "outcome", e.Outcome.String(), false)
+		}
+		if e.Result != "" {
+			dst = appendStr(dst, "result", e.Result, false)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+// UnmarshalJSON reads r from its JSON object.
+func (r *StatusResult) UnmarshalJSON(b []byte) error {
+	var w struct {
+		runWire
+		Pending    []string `json:"pending"`
+		DeadlineMs int64    `json:"deadline_ms"`
+		Effect     *struct {
+			Key      string `json:"key"`
+			Status   string `json:"status"`
+			Epoch    uint64 `json:"epoch"`
+			Gated    bool   `json:"gated"`
+			Approved bool   `json:"approved"`
+			Outcome  string `json:"outcome"`
+			Result   string `json:"result"`
+		} `json:"effect"`
+	}
+	if err := strictJSON(b, &w); err != nil {
+		return err
+	}
+	st, err := w.status()
+	if err != nil {
+		return err
+	}
+	x := StatusResult{Run: core.RunID(w.Run), Status: st, Epoch: w.Epoch, DeadlineMs: core.Time(w.DeadlineMs)}
+	for _, k := range w.Pending {
+		x.Pending = append(x.Pending, core.Key(k))
+	}
+	if e := w.Effect; e != nil {
+		es, ok := parseName[core.EffectStatus](effectStatusNames, e.Status)
+		if !ok && e.Status != "absent" {
+			return badName("effect.status", e.Status)
+		}
+		x.Effect = &EffectResult{Key: core.Key(e.Key), Status: es, Epoch: e.Epoch, Gated: e.Gated, Approved: e.Approved, Result: e.Result}
+		if e.Outcome != "" {
+			if x.Effect.Outcome, ok = core.ParseOutcome(e.Outcome); !ok {
+				return badName("effect.outcome", e.Outcome)
+			}
+		}
+	}
+	*r = x
+	return nil
+}
+
+// runWire is the run part shared by several results.
+type runWire struct {
+	Run    string `json:"run"`
+	Status string `json:"status"`
+	Epoch  uint64 `json:"epoch"`
+}
+
+func (w runWire) status() (core.RunStatus, error) {
+	st, ok := parseName[core.RunStatus](runStatusNames, w.Status)
+	if !ok && w.Status != "none" {
+		return 0, badName("status", w.Status)
+	}
+	return st, nil
+}
+
+func appendRun(dst []byte, run core.RunID, st core.RunStatus, epoch uint64) []byte {
+	dst = append(dst, '{')
+	dst = appendStr(dst, "run", string(run), true)
+	dst = appendStr(dst, "status", st.String(), false)
+	return appendUint(dst, "epoch", epoch, false)
+}
+
+// The core's names, indexed by value, for reading answers back.
+var (
+	runStatusNames    = enumNames[core.RunStatus](4)
+	effectStatusNames = enumNames[core.EffectStatus](6)
+	answerNames       = enumNames[core.Answer](5)
+	reasonNames       = enumNames[core.Reason](5)
+)
+
+func enumNames[T interface {
+	~uint8
+	String() string
+}](n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = T(i).String()
+	}
+	return names
+}
+
+// strictJSON unmarshals b, which must be a JSON object; unknown members are ignored.
+func strictJSON(b []byte, v any) error {
+	if b = bytes.TrimSpace(b); len(b) == 0 || b[0] != '{' {
+		return errors.New("soundgate/proto: bad answer: result is not an object")
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("soundgate/proto: bad answer: %w", err)
+	}
+	return nil
+}
+
+func badName(member, v string) error {
+	return fmt.Errorf("soundgate/proto: bad answer: %s %q is not a name of this protocol version", member, v)
+}
