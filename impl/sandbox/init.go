@@ -1,0 +1,194 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// initArg0 is the argv[0] under which the gate re-executes itself as the sandbox init.
+const initArg0 = "soundgate:sandbox-init"
+
+// The file descriptors the gate hands to the sandbox init.
+const (
+	fdConfig = 3 // the initConfig, JSON, then end of file
+	fdLife   = 4 // one go-ahead byte, then end of file when the gate dies
+	fdStatus = 5 // "ok\n" once the agent runs, or "err MESSAGE\n"
+)
+
+// Exit statuses of the sandbox init itself (the agent's status otherwise).
+const (
+	// ExitSetup: the sandbox could not be built or the agent not started.
+	ExitSetup = 125
+	// ExitGateGone: the gate died; the agent's tree was killed with the init.
+	ExitGateGone = 137
+)
+
+// initConfig is what the gate tells the sandbox init.
+type initConfig struct {
+	Argv      []string
+	Env       []string
+	Dir       string
+	Writable  []string
+	ReadOnly  []string
+	ProxyPort int
+	Disable   Layers
+}
+
+// RunStageIfChild runs the sandbox init and exits if this process is one; it
+// returns at once otherwise. Call it first thing in main (and in TestMain) of every
+// program that calls Start.
+func RunStageIfChild() {
+	if len(os.Args) == 0 || os.Args[0] != initArg0 {
+		return
+	}
+	os.Exit(sandboxInit())
+}
+
+// sandboxInit is PID 1 of the sandbox. It returns the exit status.
+func sandboxInit() int {
+	status := os.NewFile(fdStatus, "status")
+	life := os.NewFile(fdLife, "life")
+	for _, fd := range []int{fdConfig, fdLife, fdStatus} {
+		unix.CloseOnExec(fd)
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(status, "err %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+		return ExitSetup
+	}
+	var c initConfig
+	cf := os.NewFile(fdConfig, "config")
+	if err := json.NewDecoder(io.LimitReader(cf, ConfigBytesMax)).Decode(&c); err != nil {
+		return fail(fmt.Errorf("soundgate/sandbox: read configuration: %w", err))
+	}
+	cf.Close()
+	if err := buildView(&c); err != nil {
+		return fail(err)
+	}
+	// Wait for the gate: its proxy listener is ready once this byte arrives.
+	var b [1]byte
+	if n, _ := life.Read(b[:]); n != 1 {
+		return ExitGateGone
+	}
+	go func() {
+		// End of file: the gate is gone. Exiting ends the PID namespace, and with it
+		// every process the agent started.
+		io.Copy(io.Discard, life)
+		os.Exit(ExitGateGone)
+	}()
+	dir := c.Dir
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		dir = "/"
+	}
+	path, err := lookPath(c.Argv[0], c.Env, dir)
+	if err != nil {
+		return fail(err)
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+	if err := restrictSelf(&c); err != nil {
+		return fail(err)
+	}
+	pid, err := syscall.ForkExec(path, c.Argv, &syscall.ProcAttr{
+		Dir: dir, Env: c.Env, Files: []uintptr{0, 1, 2},
+	})
+	if err != nil {
+		return fail(fmt.Errorf("soundgate/sandbox: start %s: %w", c.Argv[0], err))
+	}
+	fmt.Fprintf(status, "ok\n")
+	status.Close()
+	go func() {
+		for s := range sigs {
+			syscall.Kill(pid, s.(syscall.Signal))
+		}
+	}()
+	// Reap every child (orphans of the agent's tree are re-parented to this
+	// process) until the agent itself exits; its status becomes ours, and our exit
+	// kills whatever it left behind.
+	for {
+		var ws syscall.WaitStatus
+		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return ExitSetup
+		}
+		if wpid != pid {
+			continue
+		}
+		switch {
+		case ws.Exited():
+			return ws.ExitStatus()
+		case ws.Signaled():
+			return 128 + int(ws.Signal())
+		}
+	}
+}
+
+// lookPath resolves name the way a shell would, with the agent's PATH.
+func lookPath(name string, env []string, dir string) (string, error) {
+	if strings.Contains(name, "/") {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(dir, name)
+		}
+		if err := executable(name); err != nil {
+			return "", fmt.Errorf("soundgate/sandbox: %s: %w", name, err)
+		}
+		return name, nil
+	}
+	pathEnv := "/usr/local/bin:/usr/bin:/bin"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathEnv = v
+		}
+	}
+	for _, d := range filepath.SplitList(pathEnv) {
+		if d == "" {
+			d = "."
+		}
+		p := filepath.Join(d, name)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if executable(p) == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("soundgate/sandbox: %s: not found in the sandbox's PATH", name)
+}
+
+func executable(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return fmt.Errorf("not an executable file")
+	}
+	return nil
+}
+
+// readStatus reads the init's one status line.
+func readStatus(r io.Reader) (ok bool, msg string) {
+	line, err := bufio.NewReaderSize(io.LimitReader(r, 64<<10), 4096).ReadString('\n')
+	line = strings.TrimSuffix(line, "\n")
+	switch {
+	case line == "ok":
+		return true, ""
+	case strings.HasPrefix(line, "err "):
+		return false, strings.TrimPrefix(line, "err ")
+	case err != nil:
+		return false, "the sandbox init exited before starting the agent"
+	}
+	return false, "unexpected status " + fmt.Sprintf("%q", line)
+}
