@@ -3,6 +3,7 @@ package wal
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 )
 
 // The log's sentinel errors; compare with errors.Is.
@@ -38,7 +39,12 @@ type FailedError struct {
 }
 
 func (e *FailedError) Error() string {
-	return fmt.Sprintf("soundgate/wal: log failed: %s %s: %v", e.Op, e.Path, e.Err)
+	cause := e.Err
+	var pe *fs.PathError
+	if errors.As(cause, &pe) && pe.Path == e.Path {
+		cause = pe.Err // the path is named once
+	}
+	return fmt.Sprintf("soundgate/wal: log failed: %s %s: %v", e.Op, e.Path, cause)
 }
 
 // Is reports ErrFailed as a match.

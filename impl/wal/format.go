@@ -14,8 +14,9 @@ type LSN uint64
 const (
 	// RecordBytesMax is the largest payload Append accepts.
 	RecordBytesMax = 1 << 20
-	// recordHeaderBytes is the size of a record's header: crc, length, lsn.
-	recordHeaderBytes = 16
+	// recordHeaderBytes is the size of a record's header: header crc, length, lsn,
+	// payload crc.
+	recordHeaderBytes = 20
 	// segmentHeaderBytes is the size of a segment file's header.
 	segmentHeaderBytes = 32
 	// snapshotHeaderBytes is the size of a snapshot file's header.
@@ -30,47 +31,60 @@ var (
 	castagnoli    = crc32.MakeTable(crc32.Castagnoli)
 )
 
+// Record header fields, at these offsets from the record's start.
+const (
+	recHeaderCRC  = 0  // uint32: CRC32C of bytes 4..20 (length, lsn, payload crc)
+	recLength     = 4  // uint32: payload length
+	recLSN        = 8  // uint64: the record's LSN
+	recPayloadCRC = 16 // uint32: CRC32C of the payload
+)
+
 // appendRecord encodes one record (see docs/wal.md) onto buf.
 func appendRecord(buf []byte, lsn LSN, payload []byte) []byte {
-	start := len(buf)
 	var h [recordHeaderBytes]byte
-	binary.LittleEndian.PutUint32(h[4:8], uint32(len(payload)))
-	binary.LittleEndian.PutUint64(h[8:16], uint64(lsn))
+	binary.LittleEndian.PutUint32(h[recLength:], uint32(len(payload)))
+	binary.LittleEndian.PutUint64(h[recLSN:], uint64(lsn))
+	binary.LittleEndian.PutUint32(h[recPayloadCRC:], crc32.Checksum(payload, castagnoli))
+	binary.LittleEndian.PutUint32(h[recHeaderCRC:], crc32.Checksum(h[recLength:], castagnoli))
 	buf = append(buf, h[:]...)
-	buf = append(buf, payload...)
-	crc := crc32.Update(0, castagnoli, buf[start+4:])
-	binary.LittleEndian.PutUint32(buf[start:start+4], crc)
-	return buf
+	return append(buf, payload...)
 }
 
-// record is one decoded record header at an offset of a segment.
+// record is one decoded record of a segment.
 type record struct {
 	lsn     LSN
 	payload []byte
 	end     int // offset just past the record
 }
 
-// decodeRecord reads the record at off. ok is false when the bytes at off are not an
-// intact record (too short, length out of range, or checksum mismatch). An intact
-// record may still carry an unexpected LSN; the caller checks it.
-func decodeRecord(seg []byte, off int) (r record, ok bool) {
+// headerOK reports whether a complete record header with a valid header checksum
+// starts at off, and returns its length and LSN.
+func headerOK(seg []byte, off int) (n int, lsn LSN, ok bool) {
 	if off < 0 || len(seg)-off < recordHeaderBytes {
-		return record{}, false
+		return 0, 0, false
 	}
 	h := seg[off : off+recordHeaderBytes]
-	n := int(binary.LittleEndian.Uint32(h[4:8]))
-	if n > RecordBytesMax || len(seg)-off-recordHeaderBytes < n {
+	if crc32.Checksum(h[recLength:], castagnoli) != binary.LittleEndian.Uint32(h[recHeaderCRC:]) {
+		return 0, 0, false
+	}
+	return int(binary.LittleEndian.Uint32(h[recLength:])), LSN(binary.LittleEndian.Uint64(h[recLSN:])), true
+}
+
+// decodeRecord reads the record at off. ok is false when the bytes at off are not an
+// intact record (header or payload checksum mismatch, length out of range, cut
+// short, LSN 0). An intact record may still carry an unexpected LSN; the caller
+// checks it.
+func decodeRecord(seg []byte, off int) (r record, ok bool) {
+	n, lsn, ok := headerOK(seg, off)
+	if !ok || lsn == 0 || n > RecordBytesMax || len(seg)-off-recordHeaderBytes < n {
 		return record{}, false
 	}
 	end := off + recordHeaderBytes + n
-	if crc32.Update(0, castagnoli, seg[off+4:end]) != binary.LittleEndian.Uint32(h[0:4]) {
+	p := seg[off+recordHeaderBytes : end]
+	if crc32.Checksum(p, castagnoli) != binary.LittleEndian.Uint32(seg[off+recPayloadCRC:]) {
 		return record{}, false
 	}
-	lsn := LSN(binary.LittleEndian.Uint64(h[8:16]))
-	if lsn == 0 {
-		return record{}, false
-	}
-	return record{lsn: lsn, payload: seg[off+recordHeaderBytes : end], end: end}, true
+	return record{lsn: lsn, payload: p, end: end}, true
 }
 
 // Damage is the verdict on the first record of a segment that does not verify.
@@ -78,12 +92,14 @@ type Damage int
 
 const (
 	// Torn means the bytes from the bad record to the end of the segment are what an
-	// interrupted append leaves: no intact record follows. Recovery truncates them
-	// when the segment is the last one.
+	// interrupted append leaves: the file ends inside the record, or the record's
+	// remainder and everything after it are zero bytes (a crash that extended the
+	// file without writing its data), and no intact record follows.
+	// Recovery truncates a torn tail of the last segment.
 	Torn Damage = iota + 1
-	// Corrupt means an intact record follows the bad one (or the bad record itself
-	// checks out but is out of place): the damage is in the middle of the log, and
-	// recovery refuses to open it.
+	// Corrupt means anything else: an intact record follows the bad one, or the bad
+	// record is complete but does not verify, or it is intact but out of place. The
+	// damage is in the log's content, and recovery refuses to open it.
 	Corrupt
 )
 
@@ -99,18 +115,19 @@ func (d Damage) String() string {
 
 // ClassifyDamage tells a torn tail from corruption. seg is a whole segment file, off
 // the offset of its first record that failed to verify, and lsn the LSN that record
-// should have had. It returns Corrupt if the record at off is intact but carries
-// another LSN, or if any intact record with an LSN that could follow (from lsn up to
-// lsn plus the number of minimal records that fit in between) starts after off;
-// otherwise Torn. A torn tail is what a crash leaves (an append cut short); data
-// after it would have to be written later than the damaged record, which an
-// append-only, fsync-ordered log never does.
+// should have had. See Torn and Corrupt for the rule. The header checksum makes the
+// rule sharp: a flipped bit in a complete record (its length included) is Corrupt,
+// while a write cut short, which can only shorten the file, is Torn.
 func ClassifyDamage(seg []byte, off int, lsn LSN) Damage {
-	if _, ok := decodeRecord(seg, off); ok {
+	if off < 0 || off > len(seg) {
 		return Corrupt
 	}
+	if _, ok := decodeRecord(seg, off); ok {
+		return Corrupt // intact, yet not the record expected here
+	}
+	// An intact record after the damage means the damage is in the middle.
 	for pos := off + 1; pos+recordHeaderBytes <= len(seg); pos++ {
-		got := LSN(binary.LittleEndian.Uint64(seg[pos+8 : pos+16]))
+		got := LSN(binary.LittleEndian.Uint64(seg[pos+recLSN:]))
 		window := LSN((pos-off)/recordHeaderBytes) + 1
 		if got < lsn || got > lsn+window {
 			continue // cheap filter: only an LSN that could follow is worth a checksum
@@ -119,7 +136,34 @@ func ClassifyDamage(seg []byte, off int, lsn LSN) Damage {
 			return Corrupt
 		}
 	}
-	return Torn
+	// zeroFrom: where the run of zero bytes that ends the file starts (not before off).
+	zeroFrom := len(seg)
+	for zeroFrom > off && seg[zeroFrom-1] == 0 {
+		zeroFrom--
+	}
+	if len(seg)-off < recordHeaderBytes {
+		return Torn // the file ends inside the header
+	}
+	n, got, ok := headerOK(seg, off)
+	if !ok {
+		// A complete header that does not verify: torn only if zero-filled.
+		if zeroFrom < off+recordHeaderBytes && zeroFrom < len(seg) {
+			return Torn
+		}
+		return Corrupt
+	}
+	if got != lsn || n > RecordBytesMax {
+		return Corrupt
+	}
+	end := off + recordHeaderBytes + n
+	if end > len(seg) {
+		return Torn // the file ends inside the payload
+	}
+	// Complete, header verifies, payload does not: torn only if zero-filled.
+	if zeroFrom < end && zeroFrom < len(seg) {
+		return Torn
+	}
+	return Corrupt
 }
 
 // segmentHeader is the header of a segment file.

@@ -143,7 +143,7 @@ func recoverDir(fsys walfs.FS, dir string) (*recovered, []string, error) {
 				rec.tornAt = int64(off)
 				break
 			}
-			reason := "record does not verify and intact records follow it"
+			reason := "record does not verify and is not a torn tail (it is complete, or intact records follow it)"
 			if ok {
 				reason = fmt.Sprintf("record carries lsn %d, want %d", r.lsn, want)
 			} else if !last {

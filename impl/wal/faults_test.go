@@ -1,0 +1,199 @@
+package wal
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/soundgate/soundgate/impl/wal/walfs"
+)
+
+// history is what a test appended and what the log acknowledged.
+type history struct {
+	recs  map[LSN][]byte
+	acked LSN // every LSN up to this one was acknowledged (WaitDurable returned nil)
+}
+
+// checkRecovered reopens the log after a crash and checks that it holds a prefix of
+// the history containing every acknowledged record.
+func checkRecovered(t *testing.T, fsys walfs.FS, segBytes int64, h history) LSN {
+	t.Helper()
+	l, err := Open(testDir, Options{FS: fsys, SegmentBytes: segBytes})
+	if err != nil {
+		t.Fatalf("Open after crash: %v", err)
+	}
+	defer l.Close()
+	r := replayAll(t, l)
+	for i, lsn := range r.lsns {
+		if lsn != LSN(i+1) {
+			t.Fatalf("replayed lsn %d at position %d", lsn, i)
+		}
+		if !bytes.Equal(r.recs[i], h.recs[lsn]) {
+			t.Fatalf("record %d differs from what was appended", lsn)
+		}
+	}
+	got := LSN(len(r.lsns))
+	if got < h.acked {
+		t.Fatalf("lost acknowledged records: recovered up to %d, acknowledged up to %d", got, h.acked)
+	}
+	return got
+}
+
+// TestFaults: every injected storage fault fails the log closed with a typed error,
+// the log stays failed, and after a crash and a restart nothing acknowledged is lost.
+func TestFaults(t *testing.T) {
+	eio := syscall.EIO
+	cases := []struct {
+		name   string
+		inject func(fs *walfs.FaultFS)
+		cause  error
+	}{
+		{"short write", func(fs *walfs.FaultFS) {
+			fs.Inject(walfs.Fault{Op: walfs.OpWrite, Path: ".wal", ShortBytes: 7, Err: eio})
+		}, eio},
+		{"write error", func(fs *walfs.FaultFS) { fs.Inject(walfs.Fault{Op: walfs.OpWrite, Path: ".wal", Err: eio}) }, eio},
+		{"fsync error", func(fs *walfs.FaultFS) { fs.Inject(walfs.Fault{Op: walfs.OpSync, Path: ".wal", Err: eio}) }, eio},
+		{"later fsync error", func(fs *walfs.FaultFS) {
+			fs.Inject(walfs.Fault{Op: walfs.OpSync, Path: ".wal", Skip: 5, Err: eio})
+		}, eio},
+		{"disk full", func(fs *walfs.FaultFS) { fs.SetCapacity(fs.Size(testDir+"/"+segmentName(1)) + 3000) }, syscall.ENOSPC},
+		{"segment create fails", func(fs *walfs.FaultFS) {
+			fs.Inject(walfs.Fault{Op: walfs.OpCreate, Path: ".wal", Err: syscall.EMFILE})
+		}, syscall.EMFILE},
+		{"segment header write fails", func(fs *walfs.FaultFS) {
+			fs.Inject(walfs.Fault{Op: walfs.OpWrite, Path: segmentName(3), ShortBytes: 10, Err: syscall.ENOSPC})
+		}, syscall.ENOSPC},
+		{"directory sync fails", func(fs *walfs.FaultFS) { fs.Inject(walfs.Fault{Op: walfs.OpSyncDir, Err: eio}) }, eio},
+	}
+	for _, tc := range cases {
+		for _, crash := range []string{"durable only", "random"} {
+			t.Run(tc.name+"/"+crash, func(t *testing.T) {
+				const segBytes = 1024 // a new segment every few records
+				fsys := walfs.NewFaultFS()
+				l := mustOpen(t, fsys, segBytes)
+				replayAll(t, l)
+				h := history{recs: map[LSN][]byte{}}
+				for i := 1; i <= 10; i++ {
+					rec := payload(LSN(i), 90)
+					h.recs[appendWait(t, l, rec)] = rec
+					h.acked = LSN(i)
+				}
+				tc.inject(fsys)
+				var failure error
+				for i := 11; i <= 200 && failure == nil; i++ {
+					rec := payload(LSN(i), 90)
+					lsn, err := l.Append(rec)
+					if err != nil {
+						failure = err
+						break
+					}
+					h.recs[lsn] = rec
+					if err := l.WaitDurable(context.Background(), lsn); err != nil {
+						failure = err
+						break
+					}
+					h.acked = lsn
+				}
+				if failure == nil {
+					t.Fatal("the fault never surfaced")
+				}
+				if !errors.Is(failure, ErrFailed) || !errors.Is(failure, tc.cause) {
+					t.Fatalf("error %v: want ErrFailed wrapping %v", failure, tc.cause)
+				}
+				var fe *FailedError
+				if !errors.As(failure, &fe) || fe.Path == "" || !strings.HasPrefix(failure.Error(), "soundgate/wal: ") {
+					t.Fatalf("error %q is not a *FailedError naming its file", failure)
+				}
+				// Fail closed, forever.
+				if _, err := l.Append([]byte("after")); !errors.Is(err, ErrFailed) {
+					t.Fatalf("Append after failure: %v, want ErrFailed", err)
+				}
+				if err := l.WaitDurable(context.Background(), l.Last()); l.Durable() < l.Last() && !errors.Is(err, ErrFailed) {
+					t.Fatalf("WaitDurable after failure: %v, want ErrFailed", err)
+				}
+				if l.Err() == nil {
+					t.Fatal("Err() is nil after a failure")
+				}
+				if err := l.Close(); !errors.Is(err, ErrFailed) {
+					t.Fatalf("Close of a failed log: %v, want ErrFailed", err)
+				}
+				var rng *rand.Rand
+				if crash == "random" {
+					rng = rand.New(rand.NewPCG(1, uint64(len(tc.name))))
+				}
+				fsys.Crash(rng)
+				fsys.Restart()
+				fsys.SetCapacity(0) // the operator freed space
+				got := checkRecovered(t, fsys, segBytes, h)
+				t.Logf("%v; recovered %d records, %d acknowledged", failure, got, h.acked)
+			})
+		}
+	}
+}
+
+// TestSnapshotFaults: a failure while writing a snapshot or compacting fails the log
+// closed; the previous snapshot and the log still recover everything acknowledged.
+func TestSnapshotFaults(t *testing.T) {
+	eio := syscall.EIO
+	cases := []struct {
+		name  string
+		fault walfs.Fault
+	}{
+		{"snapshot write", walfs.Fault{Op: walfs.OpWrite, Path: ".tmp", ShortBytes: 3, Err: syscall.ENOSPC}},
+		{"snapshot fsync", walfs.Fault{Op: walfs.OpSync, Path: ".tmp", Err: eio}},
+		{"snapshot rename", walfs.Fault{Op: walfs.OpRename, Err: eio}},
+		{"snapshot dir sync", walfs.Fault{Op: walfs.OpSyncDir, Err: eio}},
+		{"compaction remove", walfs.Fault{Op: walfs.OpRemove, Path: ".wal", Err: eio}},
+		{"compaction dir sync", walfs.Fault{Op: walfs.OpSyncDir, Skip: 1, Err: eio}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			const segBytes = 1024
+			fsys := walfs.NewFaultFS()
+			l := mustOpen(t, fsys, segBytes)
+			replayAll(t, l)
+			h := history{recs: map[LSN][]byte{}}
+			for i := 1; i <= 40; i++ {
+				rec := payload(LSN(i), 90)
+				h.recs[appendWait(t, l, rec)] = rec
+				h.acked = LSN(i)
+			}
+			if err := l.Snapshot(20, []byte("state@20")); err != nil {
+				t.Fatal(err)
+			}
+			fsys.Inject(tc.fault)
+			err := l.Snapshot(35, []byte("state@35"))
+			if !errors.Is(err, ErrFailed) {
+				t.Fatalf("Snapshot with %s fault: %v, want ErrFailed", tc.name, err)
+			}
+			if _, err := l.Append([]byte("x")); !errors.Is(err, ErrFailed) {
+				t.Fatalf("Append after a failed snapshot: %v", err)
+			}
+			l.Close()
+			fsys.Crash(rand.New(rand.NewPCG(2, 3)))
+			fsys.Restart()
+			l2 := mustOpen(t, fsys, segBytes)
+			defer l2.Close()
+			r := replayAll(t, l2)
+			if r.snapLSN != 20 && r.snapLSN != 35 {
+				t.Fatalf("snapshot at %d, want 20 or 35", r.snapLSN)
+			}
+			if want := []byte("state@" + map[LSN]string{20: "20", 35: "35"}[r.snapLSN]); !bytes.Equal(r.state, want) {
+				t.Fatalf("snapshot state %q, want %q", r.state, want)
+			}
+			last := r.snapLSN + LSN(len(r.lsns))
+			if last < h.acked {
+				t.Fatalf("recovered up to %d, acknowledged %d", last, h.acked)
+			}
+			for i, lsn := range r.lsns {
+				if lsn != r.snapLSN+LSN(i)+1 || !bytes.Equal(r.recs[i], h.recs[lsn]) {
+					t.Fatalf("record %d after snapshot %d is wrong", lsn, r.snapLSN)
+				}
+			}
+		})
+	}
+}
