@@ -1,0 +1,375 @@
+// Package eino holds the barrier probes for Eino (github.com/cloudwego/eino):
+// compose.Interrupt with checkpointed resume in a graph whose two nodes run in
+// the same step, and the ToolsNode running the parallel tool calls of one
+// model message.
+package eino
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cloudwego/eino/components/tool"
+	"github.com/cloudwego/eino/components/tool/utils"
+	"github.com/cloudwego/eino/compose"
+	"github.com/cloudwego/eino/schema"
+
+	"github.com/soundgate/soundgate/probes/go/harness"
+)
+
+const plan = "P1"
+
+// memStore is an in-memory compose.CheckPointStore.
+type memStore struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+func (s *memStore) Get(_ context.Context, id string) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.m[id]
+	return b, ok, nil
+}
+
+func (s *memStore) Set(_ context.Context, id string, b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[id] = b
+	return nil
+}
+
+// askApproval is the gated node's approval: it interrupts the first time and
+// returns the resume data (the decision) when resumed.
+func askApproval(ctx context.Context, ask string) (string, error) {
+	was, _, _ := compose.GetInterruptState[any](ctx)
+	if !was {
+		return "", compose.Interrupt(ctx, ask)
+	}
+	isResume, hasData, d := compose.GetResumeContext[string](ctx)
+	if !isResume || !hasData {
+		return "", compose.Interrupt(ctx, ask)
+	}
+	return d, nil
+}
+
+type graphOpts struct {
+	parallel     bool
+	prepareFirst bool
+	stopOnReject bool
+}
+
+func buildGraph(ctx context.Context, env harness.Env, o graphOpts) (compose.Runnable[map[string]any, map[string]any], error) {
+	g := compose.NewGraph[map[string]any, map[string]any]()
+	gated := compose.InvokableLambda(func(ctx context.Context, in map[string]any) (map[string]any, error) {
+		if o.prepareFirst {
+			if _, err := env.GatedStep(ctx, "prepare", plan, harness.StepOptions{}); err != nil {
+				return nil, err
+			}
+		}
+		d, err := askApproval(ctx, "approve delete /data?")
+		if err != nil {
+			return nil, err
+		}
+		if d == "approve" {
+			if _, err := env.GatedStep(ctx, "delete", plan, harness.StepOptions{Gated: true}); err != nil {
+				return nil, err
+			}
+		}
+		return map[string]any{"decision": d}, nil
+	})
+	sibling := compose.InvokableLambda(func(ctx context.Context, in map[string]any) (map[string]any, error) {
+		if !o.parallel && o.stopOnReject && in["decision"] != "approve" {
+			return map[string]any{"sibling": "skipped"}, nil
+		}
+		_ = harness.Sleep(ctx, 5e6)
+		if _, err := env.GatedStep(ctx, "send_email", plan, harness.StepOptions{}); err != nil {
+			return nil, err
+		}
+		return map[string]any{"sibling": "sent"}, nil
+	})
+	for _, err := range []error{g.AddLambdaNode("gated", gated), g.AddLambdaNode("sibling", sibling)} {
+		if err != nil {
+			return nil, err
+		}
+	}
+	var edges [][2]string
+	if o.parallel {
+		edges = [][2]string{{compose.START, "gated"}, {compose.START, "sibling"}, {"gated", compose.END}, {"sibling", compose.END}}
+	} else {
+		edges = [][2]string{{compose.START, "gated"}, {"gated", "sibling"}, {"sibling", compose.END}}
+	}
+	for _, e := range edges {
+		if err := g.AddEdge(e[0], e[1]); err != nil {
+			return nil, err
+		}
+	}
+	return g.Compile(ctx, compose.WithCheckPointStore(&memStore{m: map[string][]byte{}}))
+}
+
+// resumeLoop invokes run, and while it ends in an interrupt, records the
+// pause, takes the decision and resumes every interrupt point with it.
+func resumeLoop(ctx context.Context, env harness.Env, decision string, invoke func(ctx context.Context) error) error {
+	err := invoke(ctx)
+	for round := 0; err != nil && round < 8; round++ {
+		info, ok := compose.ExtractInterruptInfo(err)
+		if !ok {
+			return err
+		}
+		var ids, asks []string
+		for _, ic := range info.InterruptContexts {
+			if ic.IsRootCause {
+				ids = append(ids, ic.ID)
+				asks = append(asks, fmt.Sprint(ic.Info))
+			}
+		}
+		err = env.Paused(ctx, plan, asks, decision, func(ctx context.Context, d string) error {
+			data := map[string]any{}
+			for _, id := range ids {
+				data[id] = d
+			}
+			return invoke(compose.BatchResumeWithData(ctx, data))
+		})
+	}
+	return err
+}
+
+func graphRun(o graphOpts, decision string) func(context.Context, harness.Env) error {
+	return func(ctx context.Context, env harness.Env) error {
+		r, err := buildGraph(ctx, env, o)
+		if err != nil {
+			return err
+		}
+		return resumeLoop(ctx, env, decision, func(ctx context.Context) error {
+			_, err := r.Invoke(ctx, map[string]any{}, compose.WithCheckPointID("t1"))
+			return err
+		})
+	}
+}
+
+// stopRun runs a one-node graph whose body takes ToolBodyDuration, and
+// cancels it (context cancel) or times it out (context deadline).
+func stopRun(how, body string, control bool) func(context.Context, harness.Env) error {
+	return func(ctx context.Context, env harness.Env) error {
+		g := compose.NewGraph[map[string]any, map[string]any]()
+		_ = g.AddLambdaNode("work", compose.InvokableLambda(func(ctx context.Context, in map[string]any) (map[string]any, error) {
+			if err := harness.Body(ctx, body); err != nil {
+				return nil, err
+			}
+			_, err := env.GatedStep(ctx, "write_file", "S1", harness.StepOptions{})
+			return map[string]any{"work": "done"}, err
+		}))
+		_ = g.AddEdge(compose.START, "work")
+		_ = g.AddEdge("work", compose.END)
+		r, err := g.Compile(ctx)
+		if err != nil {
+			return err
+		}
+		return stopDrive(ctx, env, how, control, func(ctx context.Context) error {
+			_, err := r.Invoke(ctx, map[string]any{})
+			return err
+		})
+	}
+}
+
+// stopDrive runs invoke under a cancellable or deadline context and records
+// the stop; it then watches for late effects for SettleDuration.
+func stopDrive(ctx context.Context, env harness.Env, how string, control bool, invoke func(context.Context) error) error {
+	var runCtx context.Context
+	var cancel context.CancelFunc
+	if how == "timeout" && !control {
+		runCtx, cancel = context.WithTimeout(ctx, harness.StopAfterDuration)
+	} else {
+		runCtx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- invoke(runCtx) }()
+	report := func(err error) {
+		if err != nil {
+			env.Note("invoke returned error: " + shortErr(err))
+		} else {
+			env.Note("invoke returned")
+		}
+	}
+	switch {
+	case control:
+		report(<-done)
+		env.Stopped(ctx, how, cancel)
+	case how == "cancel":
+		_ = harness.Sleep(ctx, harness.StopAfterDuration)
+		env.Stopped(ctx, "cancel", cancel)
+		report(<-done)
+	default:
+		<-runCtx.Done()
+		env.Stopped(ctx, "timeout", nil)
+		report(<-done)
+	}
+	_ = harness.Sleep(ctx, harness.SettleDuration)
+	return nil
+}
+
+func shortErr(err error) string {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "context canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "context deadline exceeded"
+	}
+	s := err.Error()
+	if len(s) > 120 {
+		s = s[:120]
+	}
+	return s
+}
+
+type deleteArgs struct {
+	Path string `json:"path"`
+}
+type sendArgs struct {
+	To string `json:"to"`
+}
+
+func tools(env harness.Env, body string) ([]tool.BaseTool, error) {
+	del, err := utils.InferTool("delete_file", "delete a file (needs approval)", func(ctx context.Context, a deleteArgs) (string, error) {
+		d, err := askApproval(ctx, "approve delete "+a.Path+"?")
+		if err != nil {
+			return "", err
+		}
+		if d != "approve" {
+			return "rejected by the user", nil
+		}
+		_, err = env.GatedStep(ctx, "delete", plan, harness.StepOptions{Gated: true})
+		return "deleted", err
+	})
+	if err != nil {
+		return nil, err
+	}
+	send, err := utils.InferTool("send_email", "send an email", func(ctx context.Context, a sendArgs) (string, error) {
+		key, p := "send_email", plan
+		if body == "" {
+			_ = harness.Sleep(ctx, 5e6)
+		} else {
+			key, p = "write_file", "S1"
+			if err := harness.Body(ctx, body); err != nil {
+				return "", err
+			}
+		}
+		_, err := env.GatedStep(ctx, key, p, harness.StepOptions{})
+		return "sent", err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []tool.BaseTool{del, send}, nil
+}
+
+var (
+	callDelete = schema.ToolCall{ID: "call_delete", Type: "function", Function: schema.FunctionCall{Name: "delete_file", Arguments: `{"path":"/data"}`}}
+	callSend   = schema.ToolCall{ID: "call_send", Type: "function", Function: schema.FunctionCall{Name: "send_email", Arguments: `{"to":"ops@example.org"}`}}
+)
+
+func toolGraph(ctx context.Context, env harness.Env, body string) (compose.Runnable[*schema.Message, []*schema.Message], error) {
+	ts, err := tools(env, body)
+	if err != nil {
+		return nil, err
+	}
+	tn, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{Tools: ts})
+	if err != nil {
+		return nil, err
+	}
+	g := compose.NewGraph[*schema.Message, []*schema.Message]()
+	if err := g.AddToolsNode("tools", tn); err != nil {
+		return nil, err
+	}
+	_ = g.AddEdge(compose.START, "tools")
+	_ = g.AddEdge("tools", compose.END)
+	return g.Compile(ctx, compose.WithCheckPointStore(&memStore{m: map[string][]byte{}}))
+}
+
+// toolRun feeds the scripted model's turns to a ToolsNode graph, one turn
+// per run; a turn after a rejected one is not issued (the scripted model stops).
+func toolRun(turns [][]schema.ToolCall, decision string) func(context.Context, harness.Env) error {
+	return func(ctx context.Context, env harness.Env) error {
+		r, err := toolGraph(ctx, env, "")
+		if err != nil {
+			return err
+		}
+		for i, calls := range turns {
+			var out []*schema.Message
+			id := fmt.Sprintf("t1-turn%d", i)
+			err := resumeLoop(ctx, env, decision, func(ctx context.Context) error {
+				var err error
+				out, err = r.Invoke(ctx, schema.AssistantMessage("", calls), compose.WithCheckPointID(id))
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			for _, m := range out {
+				if m.Content == "rejected by the user" {
+					return nil
+				}
+			}
+		}
+		return nil
+	}
+}
+
+func toolStopRun(how, body string, control bool) func(context.Context, harness.Env) error {
+	return func(ctx context.Context, env harness.Env) error {
+		r, err := toolGraph(ctx, env, body)
+		if err != nil {
+			return err
+		}
+		return stopDrive(ctx, env, how, control, func(ctx context.Context) error {
+			_, err := r.Invoke(ctx, schema.AssistantMessage("", []schema.ToolCall{callSend}), compose.WithCheckPointID("t1"))
+			return err
+		})
+	}
+}
+
+// Graph is the probe set of compose.Interrupt with parallel nodes.
+func Graph() harness.Framework {
+	return harness.Framework{
+		Name: "Eino", Module: "github.com/cloudwego/eino", ID: "eino_interrupt",
+		Primitive: "compose.Interrupt + checkpoint resume, parallel nodes in one step",
+		Probes: []harness.Probe{
+			{Property: "B1", Case: "probe", About: "gated node interrupts while a sibling node runs in the same step; approve", Run: graphRun(graphOpts{parallel: true}, "approve")},
+			{Property: "B1", Case: "control", About: "same nodes in sequence; approve", Run: graphRun(graphOpts{}, "approve")},
+			{Property: "B2", Case: "probe", About: "parallel nodes; reject", Run: graphRun(graphOpts{parallel: true}, "reject")},
+			{Property: "B2", Case: "control", About: "same nodes in sequence, the sibling skips on reject", Run: graphRun(graphOpts{stopOnReject: true}, "reject")},
+			{Property: "B3", Case: "probe", About: "gated node commits 'prepare' before interrupting; resume from the checkpoint", Run: graphRun(graphOpts{parallel: true, prepareFirst: true}, "approve")},
+			{Property: "B3", Case: "control", About: "no effect before the interrupt; resume from the checkpoint", Run: graphRun(graphOpts{}, "approve")},
+			{Property: "B4", Case: "cancel/cooperative", About: "context cancelled while the node body runs; body observes ctx", Run: stopRun("cancel", "cooperative", false)},
+			{Property: "B4", Case: "cancel/uncooperative", About: "context cancelled while the node body runs; body ignores ctx", Run: stopRun("cancel", "uncooperative", false)},
+			{Property: "B4", Case: "timeout/cooperative", About: "context deadline passes while the node body runs; body observes ctx", Run: stopRun("timeout", "cooperative", false)},
+			{Property: "B4", Case: "timeout/uncooperative", About: "context deadline passes while the node body runs; body ignores ctx", Run: stopRun("timeout", "uncooperative", false)},
+			{Property: "B4", Case: "control", About: "run completes, then the context is cancelled", Run: stopRun("cancel", "uncooperative", true)},
+		},
+	}
+}
+
+// ToolsNode is the probe set of the ToolsNode with parallel tool calls.
+func ToolsNode() harness.Framework {
+	parallel := [][]schema.ToolCall{{callDelete, callSend}}
+	sequential := [][]schema.ToolCall{{callDelete}, {callSend}}
+	return harness.Framework{
+		Name: "Eino", Module: "github.com/cloudwego/eino", ID: "eino_toolsnode",
+		Primitive: "ToolsNode, parallel tool calls, compose.Interrupt in a tool",
+		Probes: []harness.Probe{
+			{Property: "B1", Case: "probe", About: "one message calls delete_file (interrupts) and send_email in parallel; approve", Run: toolRun(parallel, "approve")},
+			{Property: "B1", Case: "control", About: "delete_file in one turn, send_email in the next; approve", Run: toolRun(sequential, "approve")},
+			{Property: "B2", Case: "probe", About: "parallel calls; reject", Run: toolRun(parallel, "reject")},
+			{Property: "B2", Case: "control", About: "delete_file alone; reject (the scripted model stops)", Run: toolRun(sequential, "reject")},
+			{Property: "B3", Case: "probe", About: "parallel calls; approve; the ToolsNode resumes from the checkpoint", Run: toolRun(parallel, "approve")},
+			{Property: "B3", Case: "control", About: "sequential turns; approve", Run: toolRun(sequential, "approve")},
+			{Property: "B4", Case: "cancel/cooperative", About: "context cancelled while the tool body runs; body observes ctx", Run: toolStopRun("cancel", "cooperative", false)},
+			{Property: "B4", Case: "cancel/uncooperative", About: "context cancelled while the tool body runs; body ignores ctx", Run: toolStopRun("cancel", "uncooperative", false)},
+			{Property: "B4", Case: "timeout/cooperative", About: "context deadline passes while the tool body runs; body observes ctx", Run: toolStopRun("timeout", "cooperative", false)},
+			{Property: "B4", Case: "timeout/uncooperative", About: "context deadline passes while the tool body runs; body ignores ctx", Run: toolStopRun("timeout", "uncooperative", false)},
+			{Property: "B4", Case: "control", About: "run completes, then the context is cancelled", Run: toolStopRun("cancel", "uncooperative", true)},
+		},
+	}
+}
