@@ -1,0 +1,418 @@
+package tla
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Outcome is how a model-checking run ended.
+type Outcome int
+
+// The outcomes of a run.
+const (
+	// OK: every reachable state was explored and no invariant was violated.
+	OK Outcome = iota
+	// Deadlock: a reachable state has no successor (and CHECK_DEADLOCK is on).
+	Deadlock
+	// InvariantViolated: a reachable state violates an invariant.
+	InvariantViolated
+)
+
+// Options tune a run. The zero value is a plain exhaustive check.
+type Options struct {
+	// MaxStates stops the search with ErrLimit after this many distinct states (0: no limit).
+	MaxStates int
+	// Progress receives TLC-style progress lines (nil: none).
+	Progress io.Writer
+	// ProgressEvery is the interval between progress lines (default 10 s).
+	ProgressEvery time.Duration
+	// NoSymmetry ignores the config's SYMMETRY.
+	NoSymmetry bool
+	// NoDeadlock disables deadlock checking whatever the config says.
+	NoDeadlock bool
+}
+
+// Step is one state of a trace and the action that led to it.
+type Step struct {
+	// Action is the label of the action ("Initial predicate" for the first state).
+	Action string
+	// State is the state as a record [var |-> value].
+	State Value
+	// Text is the state printed TLC-style (/\ var = value lines).
+	Text string
+}
+
+// Result holds TLC's figures for a run and, when it failed, the shortest trace.
+type Result struct {
+	Outcome   Outcome
+	Invariant string // the violated invariant
+	Trace     []Step
+	Generated int64 // initial states plus every successor produced, duplicates included
+	Distinct  int64
+	Depth     int
+	Queue     int // states left on the queue
+	Duration  time.Duration
+}
+
+// explorer is the breadth-first search state.
+type explorer struct {
+	s       *Spec
+	opts    Options
+	seen    map[string]uint32
+	states  [][]Value
+	parent  []uint32
+	depth   []uint16
+	buf     []byte
+	tmp     []byte
+	symm    []map[*modelV]*modelV
+	onEdge  func(from, to int, label string)
+	c       *ctx
+	labels  bool
+	generat int64
+}
+
+const noParent = ^uint32(0)
+
+// Check explores every reachable state breadth first and checks the invariants.
+func (s *Spec) Check(opts Options) (res *Result, err error) {
+	e := s.newExplorer(opts)
+	return e.run()
+}
+
+func (s *Spec) newExplorer(opts Options) *explorer {
+	e := &explorer{s: s, opts: opts, seen: map[string]uint32{}}
+	if !opts.NoSymmetry {
+		e.symm = s.symmetry
+	}
+	e.c = &ctx{vars: s.vars, root: s.next}
+	return e
+}
+
+// key returns the canonical encoding of st (the least over the symmetry group).
+func (e *explorer) key(st []Value) []byte {
+	e.buf = e.buf[:0]
+	for _, v := range st {
+		e.buf = encode(e.buf, v)
+	}
+	if len(e.symm) == 0 {
+		return e.buf
+	}
+	best := append([]byte(nil), e.buf...)
+	for _, m := range e.symm {
+		e.tmp = e.tmp[:0]
+		for _, v := range st {
+			e.tmp = encode(e.tmp, permute(v, m))
+		}
+		if bytes.Compare(e.tmp, best) < 0 {
+			best = append(best[:0], e.tmp...)
+		}
+	}
+	e.buf = append(e.buf[:0], best...)
+	return e.buf
+}
+
+// permute applies a model-value permutation to v.
+func permute(v Value, m map[*modelV]*modelV) Value {
+	switch x := v.(type) {
+	case *modelV:
+		if y, ok := m[x]; ok {
+			return y
+		}
+		return x
+	case *setV:
+		out := make([]Value, len(x.elems))
+		changed := false
+		for i, el := range x.elems {
+			out[i] = permute(el, m)
+			changed = changed || out[i] != el
+		}
+		if !changed {
+			return x
+		}
+		return mkSet(out)
+	case *funcV:
+		keys := make([]Value, len(x.keys))
+		vals := make([]Value, len(x.vals))
+		changed := false
+		for i := range x.keys {
+			keys[i] = permute(x.keys[i], m)
+			vals[i] = permute(x.vals[i], m)
+			changed = changed || keys[i] != x.keys[i] || vals[i] != x.vals[i]
+		}
+		if !changed {
+			return x
+		}
+		return mkFunc(keys, vals)
+	}
+	return v
+}
+
+// initStates enumerates the initial predicate.
+func (e *explorer) initStates(fn func(st []Value)) (err error) {
+	defer catch(&err)
+	c := e.c
+	c.initMode = true
+	c.cur = make([]Value, len(e.s.vars))
+	c.next = nil
+	c.frame = make([]Value, e.s.init.frameSize)
+	enum(c, e.s.init.body, func() {
+		for i, v := range c.cur {
+			if v == nil {
+				throw(e.s.init.pos, "the initial predicate %s does not give variable %s a value", e.s.init.name, e.s.vars[i])
+			}
+		}
+		fn(append([]Value(nil), c.cur...))
+	})
+	c.initMode = false
+	return nil
+}
+
+// successors enumerates the next-state action from st.
+func (e *explorer) successors(st []Value, fn func(next []Value)) (err error) {
+	defer catch(&err)
+	c := e.c
+	c.cur = st
+	c.next = make([]Value, len(st))
+	c.frame = make([]Value, e.s.next.frameSize)
+	c.labelDef, c.labelArgs = nil, nil
+	enum(c, e.s.next.body, func() {
+		for i, v := range c.next {
+			if v == nil {
+				throw(e.s.next.pos, "action %s does not give %s' a value", e.label(), e.s.vars[i])
+			}
+		}
+		fn(append([]Value(nil), c.next...))
+	})
+	return nil
+}
+
+// label names the action being taken: Name(arg, ...) or Name.
+func (e *explorer) label() string {
+	c := e.c
+	if c.labelDef == nil {
+		return e.s.next.name
+	}
+	if len(c.labelArgs) == 0 {
+		return c.labelDef.name
+	}
+	var b strings.Builder
+	b.WriteString(c.labelDef.name)
+	b.WriteByte('(')
+	for i, a := range c.labelArgs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(a.String())
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+func (e *explorer) holds(d *opDef, st []Value) (ok bool, err error) {
+	defer catch(&err)
+	c := &ctx{cur: st, vars: e.s.vars, frame: make([]Value, d.frameSize)}
+	return asBool(d.body.eval(c), d.pos, d.name), nil
+}
+
+func (e *explorer) violated(st []Value) (string, error) {
+	for _, d := range e.s.invariants {
+		ok, err := e.holds(d, st)
+		if err != nil {
+			return "", fmt.Errorf("evaluating invariant %s in state\n%s: %w", d.name, e.s.formatState(st), err)
+		}
+		if !ok {
+			return d.name, nil
+		}
+	}
+	return "", nil
+}
+
+func (e *explorer) inModel(st []Value) (bool, error) {
+	for _, d := range e.s.constraints {
+		ok, err := e.holds(d, st)
+		if err != nil {
+			return false, fmt.Errorf("evaluating constraint %s: %w", d.name, err)
+		}
+		if !ok {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// add stores st if it is new and returns its index and whether it was new.
+func (e *explorer) add(st []Value, parent uint32, depth uint16) (uint32, bool) {
+	k := e.key(st)
+	if i, ok := e.seen[string(k)]; ok {
+		return i, false
+	}
+	i := uint32(len(e.states))
+	e.seen[string(k)] = i
+	e.states = append(e.states, st)
+	e.parent = append(e.parent, parent)
+	e.depth = append(e.depth, depth)
+	return i, true
+}
+
+func (e *explorer) run() (*Result, error) {
+	start := time.Now()
+	res := &Result{}
+	every := e.opts.ProgressEvery
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	lastProgress := start
+	finish := func(head int) *Result {
+		res.Distinct = int64(len(e.states))
+		res.Generated = e.generat
+		res.Queue = len(e.states) - head
+		for _, d := range e.depth {
+			if int(d)+1 > res.Depth {
+				res.Depth = int(d) + 1
+			}
+		}
+		res.Duration = time.Since(start)
+		return res
+	}
+	var failErr error
+	var bad int = -1
+	var badInv string
+	err := e.initStates(func(st []Value) {
+		if failErr != nil || bad >= 0 {
+			return
+		}
+		e.generat++
+		ok, err := e.inModel(st)
+		if err != nil {
+			failErr = err
+			return
+		}
+		i, isNew := e.add(st, noParent, 0)
+		if !isNew {
+			return
+		}
+		if inv, err := e.violated(st); err != nil {
+			failErr = err
+		} else if inv != "" {
+			bad, badInv = int(i), inv
+		}
+		_ = ok
+	})
+	if err != nil {
+		return nil, fmt.Errorf("computing initial states: %w", err)
+	}
+	if failErr != nil {
+		return nil, failErr
+	}
+	if bad >= 0 {
+		res.Outcome, res.Invariant = InvariantViolated, badInv
+		res.Trace, err = e.trace(bad)
+		r := finish(0)
+		r.Queue--
+		return r, err
+	}
+	if e.opts.Progress != nil {
+		fmt.Fprintf(e.opts.Progress, "Finished computing initial states: %d distinct state%s generated.\n", len(e.states), plural(len(e.states)))
+	}
+	checkDeadlock := e.s.Config.CheckDeadlock && !e.opts.NoDeadlock
+	for head := 0; head < len(e.states); head++ {
+		cur := e.states[head]
+		if len(e.s.constraints) > 0 {
+			ok, err := e.inModel(cur)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+		}
+		n := 0
+		d := e.depth[head] + 1
+		err := e.successors(cur, func(next []Value) {
+			if failErr != nil || bad >= 0 {
+				return
+			}
+			n++
+			e.generat++
+			i, isNew := e.add(next, uint32(head), d)
+			if e.onEdge != nil {
+				e.onEdge(head, int(i), e.label())
+			}
+			if !isNew {
+				return
+			}
+			if inv, err := e.violated(next); err != nil {
+				failErr = err
+			} else if inv != "" {
+				bad, badInv = int(i), inv
+			}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("computing successors of state\n%s: %w", e.s.formatState(cur), err)
+		}
+		if failErr != nil {
+			return nil, failErr
+		}
+		if bad >= 0 {
+			res.Outcome, res.Invariant = InvariantViolated, badInv
+			res.Trace, err = e.trace(bad)
+			return finish(head + 1), err
+		}
+		if n == 0 && checkDeadlock {
+			res.Outcome = Deadlock
+			res.Trace, err = e.trace(head)
+			return finish(head + 1), err
+		}
+		if e.opts.MaxStates > 0 && len(e.states) > e.opts.MaxStates {
+			return finish(head + 1), errAt(ErrLimit, Pos{}, "more than %d distinct states", e.opts.MaxStates)
+		}
+		if e.opts.Progress != nil && head&1023 == 0 && time.Since(lastProgress) >= every {
+			lastProgress = time.Now()
+			el := time.Since(start).Seconds()
+			fmt.Fprintf(e.opts.Progress, "Progress(%d) at %s: %d states generated (%.0f s/min), %d distinct states found (%.0f ds/min), %d states left on queue.\n",
+				d, lastProgress.UTC().Format("2006-01-02 15:04:05"), e.generat, float64(e.generat)/el*60, len(e.states), float64(len(e.states))/el*60, len(e.states)-head-1)
+		}
+	}
+	return finish(len(e.states)), nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// trace rebuilds the shortest path to state i and names each action by re-running
+// the next-state action from each predecessor.
+func (e *explorer) trace(i int) ([]Step, error) {
+	var path []int
+	for j := uint32(i); j != noParent; j = e.parent[j] {
+		path = append(path, int(j))
+	}
+	steps := make([]Step, len(path))
+	for k := range path {
+		idx := path[len(path)-1-k]
+		st := e.states[idx]
+		steps[k] = Step{Action: "Initial predicate", State: e.s.stateRecord(st), Text: e.s.formatState(st)}
+		if k == 0 {
+			continue
+		}
+		prev := e.states[path[len(path)-k]]
+		want := string(e.key(st))
+		found := ""
+		err := e.successors(prev, func(next []Value) {
+			if found == "" && string(e.key(next)) == want {
+				found = e.label()
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		steps[k].Action = found
+	}
+	return steps, nil
+}
