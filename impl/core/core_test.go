@@ -68,6 +68,10 @@ func TestLimits(t *testing.T) {
 			core.Command{Op: core.OpAdmit, Run: "r", Key: "b", Epoch: 1, Gated: true}, core.ErrTooManyPending},
 		{"result too long", []core.Command{{Op: core.OpOpen, Run: "r"}, {Op: core.OpAdmit, Run: "r", Key: "a", Epoch: 1}},
 			core.Command{Op: core.OpComplete, Run: "r", Key: "a", Outcome: core.OutcomeOK, Result: "abcd"}, core.ErrResultTooLong},
+		{"empty key", []core.Command{{Op: core.OpOpen, Run: "r"}},
+			core.Command{Op: core.OpAdmit, Run: "r", Epoch: 1}, core.ErrInvalid},
+		{"epoch zero", []core.Command{{Op: core.OpOpen, Run: "r"}},
+			core.Command{Op: core.OpAdmit, Run: "r", Key: "k", Epoch: 0}, core.ErrInvalid},
 		{"bad decision", []core.Command{{Op: core.OpOpen, Run: "r"}},
 			core.Command{Op: core.OpDecide, Run: "r", Key: "a"}, core.ErrInvalid},
 		{"bad outcome", []core.Command{{Op: core.OpOpen, Run: "r"}},
@@ -182,10 +186,11 @@ func TestReplayRebuildsState(t *testing.T) {
 		require.NoError(t, s.UnmarshalBinary(want))
 		again, _ := s.MarshalBinary()
 		require.Equal(t, want, again, "seed %d: snapshot round trip", seed)
-		ng, okg := g.NextDeadline()
-		ns, oks := s.NextDeadline()
+		ng, rg, okg := g.NextDeadline()
+		ns, rs, oks := s.NextDeadline()
 		require.Equal(t, okg, oks)
 		require.Equal(t, ng, ns)
+		require.Equal(t, rg, rs)
 	}
 }
 

@@ -409,17 +409,17 @@ func (g *Gate) timeout(run *Run) {
 	run.nextEpoch()
 }
 
-// NextDeadline returns the earliest deadline of an active run, if any, so that the
-// shell knows when to call Expire.
-func (g *Gate) NextDeadline() (Time, bool) {
+// NextDeadline returns the active run with the earliest deadline, if any, so that the
+// shell knows when to time it out (with Timeout, or Expire).
+func (g *Gate) NextDeadline() (Time, RunID, bool) {
 	for g.deadlines.Len() > 0 {
 		top := g.deadlines[0]
 		if run, ok := g.runs[top.run]; ok && run.Status == RunActive && run.Deadline == top.at {
-			return top.at, true
+			return top.at, top.run, true
 		}
 		heap.Pop(&g.deadlines) // stale: the run is final
 	}
-	return 0, false
+	return 0, "", false
 }
 
 // Expire times out every active run whose deadline is at or before now and returns
@@ -427,13 +427,12 @@ func (g *Gate) NextDeadline() (Time, bool) {
 func (g *Gate) Expire(now Time) []RunID {
 	var out []RunID
 	for {
-		at, ok := g.NextDeadline()
+		at, r, ok := g.NextDeadline()
 		if !ok || at > now {
 			return out
 		}
-		e := heap.Pop(&g.deadlines).(deadlineEntry)
-		g.timeout(g.runs[e.run])
-		out = append(out, e.run)
+		g.timeout(g.runs[r])
+		out = append(out, r)
 	}
 }
 

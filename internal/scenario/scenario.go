@@ -10,7 +10,7 @@
 //	admit run=R key=K epoch=N [gated]   Admit at the current clock
 //	decide run=R key=K approve|reject   Decide
 //	complete run=R key=K ok|failed [result=S]
-//	cancel run=R | fence run=R | timeout run=R
+//	cancel run=R | fence run=R
 //	status run=R [key=K]                the run, and effect K
 //	clock now=MS                        set the gate's clock
 //	expire                              time out every run whose deadline has passed
@@ -76,7 +76,7 @@ func parse(td *datadriven.TestData) (core.Command, error) {
 	var c core.Command
 	ops := map[string]core.Op{"open": core.OpOpen, "admit": core.OpAdmit, "decide": core.OpDecide,
 		"complete": core.OpComplete, "cancel": core.OpCancel, "fence": core.OpFence,
-		"timeout": core.OpTimeout, "status": core.OpStatus}
+		"status": core.OpStatus}
 	c.Op = ops[td.Cmd]
 	if c.Op == 0 && td.Cmd != "clock" && td.Cmd != "expire" {
 		return c, fmt.Errorf("unknown command %q", td.Cmd)
@@ -148,7 +148,7 @@ func Render(c core.Command, r core.Reply) string {
 	case core.OpCancel, core.OpFence, core.OpTimeout, core.OpStatus:
 		v := r.Run
 		fmt.Fprintf(&b, "run %s %s epoch=%d pending=%v", v.ID, v.Status, v.Epoch, v.Pending)
-		if v.Deadline != 0 {
+		if v.Deadline != 0 && c.Op == core.OpStatus {
 			fmt.Fprintf(&b, " deadline=%d", v.Deadline)
 		}
 		b.WriteString("\n")

@@ -1,0 +1,301 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/proto"
+	"github.com/soundgate/soundgate/impl/wal"
+)
+
+// answer is one encoded answer line waiting in a connection's outbox.
+type answer struct {
+	line  []byte
+	after wal.LSN // send only once the log is durable up to here
+	close bool    // close the connection after this answer
+}
+
+// conn is one client connection: a reader goroutine that decodes and applies requests,
+// and a writer goroutine that sends answers once what they depend on is durable.
+type conn struct {
+	s    *Server
+	nc   net.Conn
+	cred *Credential // nil until a successful hello
+
+	mu     sync.Mutex
+	outbox []answer
+	done   bool          // the reader has stopped; the writer drains and closes
+	signal chan struct{} // wakes the writer
+	room   chan struct{} // wakes a reader waiting for outbox room
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	return &conn{s: s, nc: nc, signal: make(chan struct{}, 1), room: make(chan struct{}, 1)}
+}
+
+func notify(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// push queues an answer. It never blocks, so that it can be called under the server
+// lock (to answer a parked admit); the reader bounds its own queue with waitRoom.
+func (c *conn) push(a answer) {
+	c.mu.Lock()
+	c.outbox = append(c.outbox, a)
+	c.mu.Unlock()
+	notify(c.signal)
+}
+
+// waitRoom blocks the reader while the outbox is full: back-pressure on a peer that
+// pipelines faster than it reads its answers.
+func (c *conn) waitRoom() bool {
+	for {
+		c.mu.Lock()
+		n := len(c.outbox)
+		c.mu.Unlock()
+		if n < c.s.cfg.Limits.WriteQueueMax {
+			return true
+		}
+		select {
+		case <-c.room:
+		case <-c.s.doneC:
+			return false
+		}
+	}
+}
+
+func (c *conn) readLoop() {
+	defer c.s.wg.Done()
+	defer c.finish()
+	r := proto.NewReader(c.nc)
+	var dec proto.Decoder
+	var req proto.Request
+	for {
+		line, err := r.ReadLine()
+		if err != nil {
+			if errors.Is(err, proto.ErrLineTooLong) {
+				c.push(answer{line: proto.AppendError(nil, proto.ID{}, err)})
+				continue
+			}
+			return // EOF, a network error, or the read deadline set by Shutdown
+		}
+		if !c.waitRoom() {
+			return
+		}
+		if err := dec.Decode(line, &req); err != nil {
+			c.push(answer{line: proto.AppendError(nil, req.ID, err)})
+			continue
+		}
+		if quit := c.handle(&req); quit {
+			return
+		}
+	}
+}
+
+// finish tells the writer that no more answers will come from the reader.
+func (c *conn) finish() {
+	c.mu.Lock()
+	c.done = true
+	c.mu.Unlock()
+	notify(c.signal)
+}
+
+func (c *conn) writeLoop() {
+	defer c.s.wg.Done()
+	defer c.close()
+	w := bufio.NewWriterSize(c.nc, 64<<10)
+	for {
+		c.mu.Lock()
+		batch := c.outbox
+		c.outbox = nil
+		done := c.done
+		c.mu.Unlock()
+		notify(c.room)
+		if len(batch) == 0 {
+			if done && c.parked() == 0 {
+				return
+			}
+			<-c.signal
+			continue
+		}
+		quit := false
+		for _, a := range batch {
+			line := a.line
+			if a.after > 0 && c.s.cfg.Log != nil {
+				if err := c.s.cfg.Log.WaitDurable(context.Background(), a.after); err != nil {
+					c.s.fail(err)
+					// Never acknowledge what is not on disk (D1, F1).
+					line = proto.AppendError(nil, answerID(a.line), c.s.unavailableErr())
+				}
+			}
+			c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.Limits.WriteTimeout))
+			if _, err := w.Write(line); err != nil {
+				return
+			}
+			quit = quit || a.close
+		}
+		if err := w.Flush(); err != nil || quit {
+			return
+		}
+	}
+}
+
+func (s *Server) unavailableErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unavailable()
+}
+
+// answerID recovers the id of an encoded answer, to turn it into an error answer.
+func answerID(line []byte) proto.ID {
+	r, err := proto.DecodeResponse(line)
+	if err != nil {
+		return proto.ID{}
+	}
+	return r.ID
+}
+
+// parked counts this connection's admits that are still waiting.
+func (c *conn) parked() int {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	n := 0
+	for _, ws := range c.s.waiters {
+		for _, w := range ws {
+			if w.c == c {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func (c *conn) close() {
+	c.nc.Close()
+	c.s.mu.Lock()
+	delete(c.s.conns, c)
+	c.s.dropWaitersLocked(c)
+	c.s.mu.Unlock()
+}
+
+// handle authorises and applies one decoded request. It reports whether the
+// connection must close.
+func (c *conn) handle(req *proto.Request) (quit bool) {
+	s := c.s
+	fail := func(err error, quit bool) bool {
+		c.push(answer{line: proto.AppendError(nil, req.ID, err), close: quit})
+		return quit
+	}
+	if req.Method == proto.MethodHello {
+		switch {
+		case c.cred != nil:
+			return fail(proto.ErrHelloRepeated, false)
+		case req.Version != proto.Version:
+			return fail(proto.ErrUnsupportedVersion, true)
+		}
+		cred, ok := s.cfg.Roles.Lookup(req.Token)
+		if !ok {
+			s.log.Warn("hello with an unknown token", "remote", c.nc.RemoteAddr().String())
+			return fail(proto.ErrUnauthenticated, true)
+		}
+		c.cred = cred
+		c.push(answer{line: proto.AppendResult(nil, req.ID, &proto.HelloResult{
+			Version: proto.Version, Role: cred.Role, Server: "soundgate " + s.cfg.Version})})
+		return false
+	}
+	if c.cred == nil {
+		return fail(proto.ErrHelloRequired, false)
+	}
+	if !allowed(c.cred.Role, req.Method) || !c.cred.Allows(req.Run) {
+		return fail(proto.ErrForbidden, false)
+	}
+
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return fail(proto.ErrShuttingDown, false)
+	}
+	cmd := command(req, s.now())
+	rep, err := s.stepLocked(cmd)
+	if err == nil && rep.Err != nil {
+		err = rep.Err
+	}
+	if err == nil && req.Method == proto.MethodAdmit && rep.Admit.Answer == core.AnswerHeld && req.WaitMs > 0 {
+		if s.nWaiters >= s.cfg.Limits.WaitersMax {
+			err = proto.ErrOverloaded
+		} else {
+			s.parkLocked(c, req.ID, cmd, time.Duration(req.WaitMs)*time.Millisecond)
+			s.mu.Unlock()
+			return false
+		}
+	}
+	after := s.lastLSN
+	s.mu.Unlock()
+	if err != nil {
+		return fail(err, false)
+	}
+	c.push(answer{line: proto.AppendResult(nil, req.ID, result(req, cmd, rep)), after: after})
+	return false
+}
+
+// command turns a decoded request into a core command at time now.
+func command(req *proto.Request, now core.Time) core.Command {
+	c := core.Command{Run: req.Run, Key: req.Key, Epoch: req.Epoch, Gated: req.Gated,
+		Decision: req.Decision, Outcome: req.Outcome, Result: req.Result, Now: now}
+	switch req.Method {
+	case proto.MethodOpen:
+		c.Op = core.OpOpen
+		if req.TimeoutMs > 0 {
+			c.Deadline = now + core.Time(req.TimeoutMs)
+		}
+	case proto.MethodAdmit:
+		c.Op = core.OpAdmit
+	case proto.MethodDecide:
+		c.Op = core.OpDecide
+	case proto.MethodComplete:
+		c.Op = core.OpComplete
+	case proto.MethodCancel:
+		c.Op = core.OpCancel
+	case proto.MethodFence:
+		c.Op = core.OpFence
+	case proto.MethodStatus:
+		c.Op = core.OpStatus
+	}
+	return c
+}
+
+// result turns the core's reply into the wire's result for req.
+func result(req *proto.Request, cmd core.Command, rep core.Reply) proto.Result {
+	switch req.Method {
+	case proto.MethodOpen:
+		v := rep.Open.Run
+		return &proto.OpenResult{Run: v.ID, Status: v.Status, Epoch: v.Epoch, DeadlineMs: v.Deadline, Created: rep.Open.Created}
+	case proto.MethodAdmit:
+		a := rep.Admit
+		return &proto.AdmitResult{Answer: a.Answer, Reason: a.Reason, Outcome: a.Outcome, Result: a.Result, Epoch: a.Epoch}
+	case proto.MethodDecide:
+		return &proto.DecideResult{Decision: rep.Decide.Decision, Repeat: rep.Decide.Repeat}
+	case proto.MethodComplete:
+		return &proto.CompleteResult{Repeat: rep.Complete.Repeat}
+	case proto.MethodCancel:
+		return &proto.CancelResult{Run: rep.Run.ID, Status: rep.Run.Status, Epoch: rep.Run.Epoch}
+	case proto.MethodFence:
+		return &proto.FenceResult{Run: rep.Run.ID, Epoch: rep.Run.Epoch}
+	}
+	v := rep.Run
+	st := &proto.StatusResult{Run: v.ID, Status: v.Status, Epoch: v.Epoch, Pending: v.Pending, DeadlineMs: v.Deadline}
+	if cmd.Key != "" {
+		e := rep.Effect
+		st.Effect = &proto.EffectResult{Key: e.Key, Status: e.Status, Epoch: e.Epoch, Gated: e.Gated,
+			Approved: e.Approved, Outcome: e.Outcome, Result: e.Result}
+	}
+	return st
+}

@@ -1,0 +1,142 @@
+package server
+
+import (
+	"time"
+
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/proto"
+)
+
+// waiter is an admit that was answered held and asked to wait (wait_ms). It is
+// re-asked, with the same arguments, right after every decision, cancel, fence or
+// timeout of its run, and answered as soon as the answer is not held; when its wait
+// runs out it is re-asked once more and answered, held or not.
+type waiter struct {
+	c     *conn
+	id    proto.ID
+	cmd   core.Command
+	timer *time.Timer
+}
+
+func (s *Server) parkLocked(c *conn, id proto.ID, cmd core.Command, wait time.Duration) {
+	w := &waiter{c: c, id: id, cmd: cmd}
+	s.waiters[cmd.Run] = append(s.waiters[cmd.Run], w)
+	s.nWaiters++
+	w.timer = time.AfterFunc(wait, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.unparkLocked(w) {
+			s.reaskLocked(w)
+		}
+	})
+}
+
+// unparkLocked removes w from the waiters; false if it was already answered.
+func (s *Server) unparkLocked(w *waiter) bool {
+	ws := s.waiters[w.cmd.Run]
+	for i, x := range ws {
+		if x == w {
+			ws = append(ws[:i], ws[i+1:]...)
+			if len(ws) == 0 {
+				delete(s.waiters, w.cmd.Run)
+			} else {
+				s.waiters[w.cmd.Run] = ws
+			}
+			s.nWaiters--
+			w.timer.Stop()
+			return true
+		}
+	}
+	return false
+}
+
+// reaskLocked asks w's admit again now and answers it.
+func (s *Server) reaskLocked(w *waiter) {
+	cmd := w.cmd
+	cmd.Now = s.now()
+	rep, err := s.stepLocked(cmd)
+	if err == nil {
+		err = rep.Err
+	}
+	if err != nil {
+		w.c.push(answer{line: proto.AppendError(nil, w.id, err)})
+		return
+	}
+	a := rep.Admit
+	w.c.push(answer{line: proto.AppendResult(nil, w.id, &proto.AdmitResult{Answer: a.Answer, Reason: a.Reason,
+		Outcome: a.Outcome, Result: a.Result, Epoch: a.Epoch}), after: s.lastLSN})
+}
+
+// wakeLocked re-asks, in the order they parked, the admits waiting on run r, and
+// answers those whose answer is no longer held.
+func (s *Server) wakeLocked(r core.RunID) {
+	ws := s.waiters[r]
+	if len(ws) == 0 {
+		return
+	}
+	delete(s.waiters, r)
+	s.nWaiters -= len(ws)
+	var still []*waiter
+	for _, w := range ws {
+		cmd := w.cmd
+		cmd.Now = s.now()
+		rep := s.gate.Step(cmd) // a held answer changes nothing; anything else is logged below
+		if rep.Err == nil && rep.Admit.Answer == core.AnswerHeld && !rep.Persist {
+			still = append(still, w)
+			continue
+		}
+		w.timer.Stop()
+		s.answerReplyLocked(w, cmd, rep)
+	}
+	if len(still) > 0 {
+		s.waiters[r] = append(still, s.waiters[r]...)
+		s.nWaiters += len(still)
+	}
+}
+
+// answerReplyLocked logs a re-asked admit's state change, if any, and answers it.
+func (s *Server) answerReplyLocked(w *waiter, cmd core.Command, rep core.Reply) {
+	if rep.Persist && s.cfg.Log != nil && s.failed == nil {
+		s.rec = core.AppendCommand(s.rec[:0], cmd)
+		lsn, err := s.cfg.Log.Append(s.rec)
+		if err != nil {
+			s.failLocked(err)
+		} else {
+			s.lastLSN = lsn
+		}
+	}
+	if s.failed != nil {
+		w.c.push(answer{line: proto.AppendError(nil, w.id, s.unavailable())})
+		return
+	}
+	if rep.Err != nil {
+		w.c.push(answer{line: proto.AppendError(nil, w.id, rep.Err)})
+		return
+	}
+	a := rep.Admit
+	w.c.push(answer{line: proto.AppendResult(nil, w.id, &proto.AdmitResult{Answer: a.Answer, Reason: a.Reason,
+		Outcome: a.Outcome, Result: a.Result, Epoch: a.Epoch}), after: s.lastLSN})
+	if rep.Wake { // the re-ask timed the run out: the others must hear it too
+		s.wakeLocked(cmd.Run)
+	}
+}
+
+// dropWaitersLocked forgets the parked admits of a closed connection.
+func (s *Server) dropWaitersLocked(c *conn) {
+	for r, ws := range s.waiters {
+		kept := ws[:0]
+		for _, w := range ws {
+			if w.c == c {
+				w.timer.Stop()
+				s.nWaiters--
+				continue
+			}
+			kept = append(kept, w)
+		}
+		if len(kept) == 0 {
+			delete(s.waiters, r)
+		} else {
+			s.waiters[r] = kept
+		}
+	}
+}
