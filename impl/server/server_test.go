@@ -82,7 +82,7 @@ type serverDriver struct {
 }
 
 func (d *serverDriver) SetClock(now core.Time) { d.g.now.Store(int64(now)) }
-func (d *serverDriver) Expire() []core.RunID  { return d.g.srv.Expire() }
+func (d *serverDriver) Expire() []core.RunID   { return d.g.srv.Expire() }
 
 func (d *serverDriver) Step(c core.Command) core.Reply {
 	ctx := context.Background()
