@@ -37,6 +37,7 @@ type Stats struct {
 	Syncs       uint64 // fdatasync calls by the committer (group commits)
 	Segments    int    // segment files on disk
 	SnapshotLSN LSN    // LSN of the current snapshot, 0 if none
+	TornBytes   int64  // bytes of a torn tail that Open truncated (0: clean tail)
 }
 
 // chunk is a run of encoded records bound for one segment.
@@ -137,6 +138,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	l.activeSeg = l.segments[len(l.segments)-1].num
 	l.activeFst = l.segments[len(l.segments)-1].firstLSN
 	l.stats.SnapshotLSN = l.snapLSN
+	l.stats.TornBytes = rec.tornBytes
 	go l.commitLoop()
 	return l, nil
 }

@@ -39,13 +39,14 @@ type segment struct {
 
 // recovered is what Open found on disk.
 type recovered struct {
-	snapLSN  LSN
-	snapPath string
-	state    []byte
-	segments []segment
-	lastLSN  LSN   // last intact record (or the snapshot's LSN if later; see Open)
-	tornAt   int64 // offset where the last segment's torn tail starts, -1 if none
-	tornSeg  bool  // the last segment's header is torn: remove it
+	snapLSN   LSN
+	snapPath  string
+	state     []byte
+	segments  []segment
+	lastLSN   LSN   // last intact record (or the snapshot's LSN if later; see Open)
+	tornAt    int64 // offset where the last segment's torn tail starts, -1 if none
+	tornSeg   bool  // the last segment's header is torn: remove it
+	tornBytes int64 // bytes cut by the repair
 }
 
 // recoverDir scans dir, verifies every snapshot and segment, and decides what to
@@ -114,6 +115,7 @@ func recoverDir(fsys walfs.FS, dir string) (*recovered, []string, error) {
 				// Created, header not yet durable when the machine stopped: it holds
 				// no record. Recovery removes it.
 				rec.tornSeg = true
+				rec.tornBytes = int64(len(b))
 				rec.segments = append(rec.segments, segment{num: num, firstLSN: prevLast + 1, path: p})
 				break
 			}
@@ -141,6 +143,7 @@ func recoverDir(fsys walfs.FS, dir string) (*recovered, []string, error) {
 			}
 			if last && ClassifyDamage(b, off, want) == Torn {
 				rec.tornAt = int64(off)
+				rec.tornBytes = int64(len(b) - off)
 				break
 			}
 			reason := "record does not verify and is not a torn tail (it is complete, or intact records follow it)"
