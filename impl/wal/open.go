@@ -158,6 +158,12 @@ func recoverDir(fsys walfs.FS, dir string) (*recovered, []string, error) {
 		prevLast = want - 1
 	}
 	rec.lastLSN = prevLast
+	// Segments whose records the snapshot covers are leftovers of a compaction that a
+	// crash interrupted: finish it.
+	for len(rec.segments) > 1 && rec.segments[1].firstLSN <= rec.snapLSN+1 {
+		junk = append(junk, segmentName(rec.segments[0].num))
+		rec.segments = rec.segments[1:]
+	}
 	if len(rec.segments) > 0 && !rec.tornSeg && rec.lastLSN < rec.snapLSN {
 		return nil, nil, &CorruptError{Path: rec.segments[len(rec.segments)-1].path, Offset: -1,
 			Reason: fmt.Sprintf("log ends at lsn %d, before its snapshot at %d", rec.lastLSN, rec.snapLSN)}

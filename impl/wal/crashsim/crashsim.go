@@ -164,8 +164,19 @@ func Run(cfg Config) (Result, error) {
 		}
 		// Records beyond the recovered end were never acknowledged: forget them.
 		m.recs, m.hashes = m.recs[:last], m.hashes[:last+1]
-		if n := countSegments(fsys); n > res.MaxSegments {
-			res.MaxSegments = n
+		n := countSegments(fsys)
+		res.MaxSegments = max(res.MaxSegments, n)
+		if snapLSN > 0 {
+			// Compaction bounds the disk: a full segment holds at least perSeg records,
+			// so the records after the snapshot need at most this many segments, plus
+			// the one holding the snapshot's LSN and the active one.
+			recMax := int64(20 + cfg.PayloadMax)
+			perSeg := max(1, (cfg.SegmentBytes-32-recMax)/recMax)
+			bound := int((int64(last-snapLSN)+perSeg-1)/perSeg) + 2
+			if n > bound {
+				l.Close()
+				return fail("compaction left %d segments for %d records after the snapshot at %d (bound %d)", n, last-snapLSN, snapLSN, bound)
+			}
 		}
 
 		// This life: writers and a snapshotter, until the crash.

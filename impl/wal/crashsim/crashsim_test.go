@@ -31,10 +31,6 @@ func TestCrashLoop(t *testing.T) {
 				if res.Snapshots == 0 || res.SnapshotLoads == 0 {
 					t.Fatalf("no snapshot written or loaded: %+v", res)
 				}
-				// Compaction bounds the disk: records after the snapshot fit in a few segments.
-				if res.MaxSegments > 12 {
-					t.Fatalf("%d segments on disk with a snapshot every %d records", res.MaxSegments, tc.cfg.SnapshotEvery)
-				}
 			}
 			t.Log(res.Summary(tc.cfg))
 		})
