@@ -11,9 +11,6 @@ import (
 // check switches from pairwise comparison (no allocation) to a set (bounded time).
 const smallObjectKeys = 16
 
-// detailBytesMax bounds how much of an offending name is quoted in an error message.
-const detailBytesMax = 64
-
 type span struct{ start, end int }
 
 // member is one member of an object: its key literal (with quotes) and its value.
@@ -134,6 +131,9 @@ func (d *Decoder) validate(b []byte) (*Error, int) {
 			}
 			if len(d.frames) == 1 && d.frames[0].obj {
 				d.top[len(d.top)-1].val.start = i
+			}
+			if (b[i] == '{' || b[i] == '[') && len(d.frames) == DepthMax {
+				return ErrParse, i
 			}
 			switch c := b[i]; {
 			case c == '{':
@@ -389,6 +389,14 @@ var methodFields = [...]struct{ allowed, required uint16 }{
 	MethodStatus:   {bRun | bKey, bRun},
 }
 
+// paramNames are the fields' names as DecodeError.Field gives them.
+var paramNames = func() (n [nFields]string) {
+	for f, name := range fieldNames {
+		n[f] = "params." + name
+	}
+	return n
+}()
+
 var topNames = [...]string{"jsonrpc", "id", "method", "params"}
 
 // interpret reads the envelope and params of the valid JSON line b (d.top is set).
@@ -454,7 +462,7 @@ func (d *Decoder) interpret(b []byte, req *Request) error {
 
 	if unknown >= 0 {
 		m := d.top[unknown]
-		return fail(ErrInvalidRequest, quote(d.keyBytes(b, m, &d.tmpA)), m.key.start, "unknown member")
+		return fail(ErrInvalidRequest, truncName(d.keyBytes(b, m, &d.tmpA)), m.key.start, "unknown member")
 	}
 	if idx[0] < 0 {
 		return fail(ErrInvalidRequest, "jsonrpc", -1, "missing")
@@ -478,7 +486,7 @@ func (d *Decoder) interpret(b []byte, req *Request) error {
 		}
 	}
 	if req.Method == MethodNone {
-		return fail(ErrUnknownMethod, "method", mm.val.start, quote(d.stringBytes(mv, &d.tmpA)))
+		return fail(ErrUnknownMethod, "method", mm.val.start, string(appendString(nil, truncName(d.stringBytes(mv, &d.tmpA))))+" is not a method of protocol version 1")
 	}
 	if idx[3] < 0 {
 		return fail(ErrMissingField, "params", -1, "missing")
@@ -515,11 +523,11 @@ func (d *Decoder) interpret(b []byte, req *Request) error {
 			j++
 		}
 		if f == nFields {
-			return fail(ErrUnknownField, "params."+quote(d.keyBytes(b, member{key: span{kStart, kEnd}, keyEsc: kEsc}, &d.tmpA)), kStart, "not a field of "+req.Method.String())
+			return fail(ErrUnknownField, "params."+truncName(d.keyBytes(b, member{key: span{kStart, kEnd}, keyEsc: kEsc}, &d.tmpA)), kStart, "not a field of "+req.Method.String())
 		}
 		seen |= bit << f
 		v := b[vStart:vEnd]
-		fname := "params." + fieldNames[f]
+		fname := paramNames[f]
 		switch f {
 		case fToken, fRun, fKey, fResult:
 			if v[0] != '"' {
@@ -607,7 +615,7 @@ func (d *Decoder) interpret(b []byte, req *Request) error {
 	if missing := spec.required &^ seen; missing != 0 {
 		for t := field(0); t < nFields; t++ {
 			if missing&(bit<<t) != 0 {
-				return fail(ErrMissingField, "params."+fieldNames[t], -1, "required by "+req.Method.String())
+				return fail(ErrMissingField, paramNames[t], -1, "required by "+req.Method.String())
 			}
 		}
 	}
@@ -645,14 +653,16 @@ func (d *Decoder) stringBytes(v []byte, tmp *[]byte) []byte {
 
 func hasBackslash(b []byte) bool { return bytes.IndexByte(b, '\\') >= 0 }
 
-// quote returns name as a JSON string, cut to detailBytesMax bytes, for messages.
-func quote(name []byte) string {
-	if len(name) > detailBytesMax {
-		cut := detailBytesMax
-		for cut > 0 && !utf8.RuneStart(name[cut]) {
-			cut--
-		}
-		return string(appendString(nil, string(name[:cut]))) + "..."
+// truncName returns name as a string, cut to at most NameBytesMax bytes on a rune
+// boundary and marked with "..." if it was cut: the form an offending member's name
+// takes in DecodeError.Field.
+func truncName(name []byte) string {
+	if len(name) <= NameBytesMax {
+		return string(name)
 	}
-	return string(appendString(nil, string(name)))
+	cut := NameBytesMax
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return string(name[:cut]) + "..."
 }

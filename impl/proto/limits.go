@@ -28,6 +28,13 @@ const (
 	WaitMsMax = 5 * 60 * 1000
 	// TimeoutMsMax is the longest run timeout an open may set, in milliseconds (30 days).
 	TimeoutMsMax = 30 * 24 * 60 * 60 * 1000
+	// DepthMax is the deepest nesting of JSON arrays and objects the decoder reads (a
+	// request needs 2); a deeper line is a parse error, so that decoding has bounded
+	// memory and time.
+	DepthMax = 32
+	// NameBytesMax bounds how much of an offending member or method name an error
+	// repeats (DecodeError.Field).
+	NameBytesMax = 64
 	// ServerBytesMax bounds the server string of a hello answer.
 	ServerBytesMax = 128
 )

@@ -33,7 +33,8 @@ func NewReader(src io.Reader) *Reader {
 
 // ReadLine returns the next line, without its terminator. The slice is valid until the
 // next call. Errors: a *DecodeError for an oversize line (the stream continues), the
-// source's error (io.EOF at the end; a last line without LF is returned first), or
+// source's error (io.EOF at the end; a last line without LF is returned before io.EOF,
+// but dropped before any other error: a broken connection executes no partial line), or
 // io.ErrNoProgress if the source keeps returning nothing.
 func (r *Reader) ReadLine() ([]byte, error) {
 	if r.buf == nil {
@@ -67,7 +68,7 @@ func (r *Reader) ReadLine() ([]byte, error) {
 			r.start, r.end, scanned = 0, 0, 0
 		}
 		if r.err != nil {
-			if r.start < r.end && !discarding { // last line without LF
+			if r.start < r.end && !discarding && r.err == io.EOF { // last line without LF
 				line := trimCR(r.buf[r.start:r.end])
 				r.start = r.end
 				if len(line) > LineBytesMax {

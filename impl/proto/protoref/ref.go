@@ -1,0 +1,378 @@
+// Package protoref is a deliberately simple reference decoder of soundgate's wire
+// protocol, for tests and fuzzers only: the production decoder (proto.Decoder) must
+// agree with it on every line, on acceptance, on the decoded request and on the kind,
+// id and field of every error.
+//
+// It is built from encoding/json plus explicit checks written for clarity, not speed,
+// and it follows docs/protocol.md's order of checks step by step. It shares no
+// scanning code with package proto; it uses only proto's types, limits and errors.
+// Production code must not import it.
+package protoref
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"regexp"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/proto"
+)
+
+// Decode decodes one request line (with or without LF or CRLF) the simple way.
+// Its results mean what proto.Decoder.Decode's mean.
+func Decode(line []byte) (proto.Request, error) {
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	line = bytes.TrimSuffix(line, []byte("\r"))
+
+	// 1. Size, 2. encoding, 3. syntax (including escapes and depth).
+	if len(line) > proto.LineBytesMax {
+		return fail(proto.ErrLineTooLong, proto.ID{}, "")
+	}
+	if !utf8.Valid(line) {
+		return fail(proto.ErrInvalidUTF8, proto.ID{}, "")
+	}
+	if !json.Valid(line) || hasLoneSurrogate(line) || depth(line) > proto.DepthMax {
+		return fail(proto.ErrParse, proto.ID{}, "")
+	}
+	// 4. Duplicate keys, at any depth. The id is still reported if it is unambiguous.
+	if hasDuplicateKey(line) {
+		id := proto.ID{}
+		if top, ok := members(line); ok {
+			var ids []json.RawMessage
+			for _, m := range top {
+				if m.name == "id" {
+					ids = append(ids, m.value)
+				}
+			}
+			if len(ids) == 1 {
+				id, _ = parseID(ids[0])
+			}
+		}
+		return fail(proto.ErrDuplicateKey, id, "")
+	}
+
+	// 5. The envelope.
+	top, ok := members(line)
+	if !ok {
+		return fail(proto.ErrInvalidRequest, proto.ID{}, "")
+	}
+	env := map[string]json.RawMessage{}
+	unknown, hasUnknown := "", false
+	for _, m := range top {
+		switch m.name {
+		case "jsonrpc", "id", "method", "params":
+			env[m.name] = m.value
+		default:
+			if !hasUnknown {
+				unknown, hasUnknown = m.name, true
+			}
+		}
+	}
+	rawID, ok := env["id"]
+	if !ok {
+		return fail(proto.ErrInvalidRequest, proto.ID{}, "id")
+	}
+	id, ok := parseID(rawID)
+	if !ok {
+		return fail(proto.ErrInvalidRequest, proto.ID{}, "id")
+	}
+	if hasUnknown {
+		return fail(proto.ErrInvalidRequest, id, cut(unknown))
+	}
+	var version string
+	if raw, ok := env["jsonrpc"]; !ok || raw[0] != '"' || json.Unmarshal(raw, &version) != nil || version != "2.0" {
+		return fail(proto.ErrInvalidRequest, id, "jsonrpc")
+	}
+	var methodName string
+	if raw, ok := env["method"]; !ok || raw[0] != '"' || json.Unmarshal(raw, &methodName) != nil {
+		return fail(proto.ErrInvalidRequest, id, "method")
+	}
+	method, ok := proto.ParseMethod(methodName)
+	if !ok {
+		return fail(proto.ErrUnknownMethod, id, "method")
+	}
+	rawParams, ok := env["params"]
+	if !ok {
+		return fail(proto.ErrMissingField, id, "params")
+	}
+	if rawParams[0] != '{' {
+		return fail(proto.ErrWrongType, id, "params")
+	}
+
+	// 6. Params, member by member in order of appearance, then what is missing.
+	req := proto.Request{ID: id, Method: method}
+	params, _ := members(rawParams)
+	allowed := fields[method]
+	seen := map[string]bool{}
+	for _, p := range params {
+		kind, ok := allowed[p.name]
+		if !ok {
+			return fail(proto.ErrUnknownField, id, "params."+cut(p.name))
+		}
+		seen[p.name] = true
+		if err := set(&req, p.name, kind, p.value); err != nil {
+			return fail(err, id, "params."+p.name)
+		}
+	}
+	for _, name := range order {
+		if k, ok := allowed[name]; ok && k.required && !seen[name] {
+			return fail(proto.ErrMissingField, id, "params."+name)
+		}
+	}
+	return req, nil
+}
+
+func fail(kind *proto.Error, id proto.ID, field string) (proto.Request, error) {
+	return proto.Request{ID: id}, &proto.DecodeError{Err: kind, ID: id, Field: field, Offset: -1}
+}
+
+type fieldKind struct {
+	typ      string // "string", "int", "bool", "decision", "outcome"
+	lo, hi   int64  // range of an int, or of a string's length in bytes
+	required bool
+}
+
+var (
+	run    = fieldKind{"string", 1, proto.RunBytesMax, true}
+	key    = fieldKind{"string", 1, proto.KeyBytesMax, true}
+	keyOpt = fieldKind{"string", 1, proto.KeyBytesMax, false}
+	epoch  = fieldKind{"int", 1, proto.IntMax, true}
+	order  = []string{"version", "token", "run", "key", "epoch", "gated", "wait_ms", "timeout_ms", "decision", "outcome", "result"}
+	fields = map[proto.Method]map[string]fieldKind{
+		proto.MethodHello: {"version": {"int", 1, proto.IntMax, true}, "token": {"string", 1, proto.TokenBytesMax, true}},
+		proto.MethodOpen:  {"run": run, "timeout_ms": {"int", 1, proto.TimeoutMsMax, false}},
+		proto.MethodAdmit: {"run": run, "key": key, "epoch": epoch, "gated": {"bool", 0, 0, false},
+			"wait_ms": {"int", 0, proto.WaitMsMax, false}},
+		proto.MethodDecide:   {"run": run, "key": key, "decision": {"decision", 0, 0, true}},
+		proto.MethodComplete: {"run": run, "key": key, "outcome": {"outcome", 0, 0, true}, "result": {"string", 0, proto.ResultBytesMax, false}},
+		proto.MethodCancel:   {"run": run},
+		proto.MethodFence:    {"run": run},
+		proto.MethodStatus:   {"run": run, "key": keyOpt},
+	}
+	integer = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+)
+
+// set checks one params member and stores it in req.
+func set(req *proto.Request, name string, k fieldKind, raw json.RawMessage) *proto.Error {
+	var s string
+	var n int64
+	switch k.typ {
+	case "string", "decision", "outcome":
+		if raw[0] != '"' {
+			return proto.ErrWrongType
+		}
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return proto.ErrWrongType
+		}
+	case "int":
+		if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+			return proto.ErrWrongType
+		}
+		if !integer.Match(raw) {
+			return proto.ErrWrongType
+		}
+		var err error
+		n, err = strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || n < -proto.IntMax || n > proto.IntMax || n < k.lo || n > k.hi {
+			return proto.ErrOutOfRange
+		}
+	case "bool":
+		switch string(raw) {
+		case "true", "false":
+		default:
+			return proto.ErrWrongType
+		}
+	}
+	switch k.typ {
+	case "string":
+		if int64(len(s)) < k.lo || int64(len(s)) > k.hi {
+			return proto.ErrOutOfRange
+		}
+	case "decision":
+		d, ok := core.ParseDecision(s)
+		if !ok {
+			return proto.ErrOutOfRange
+		}
+		req.Decision = d
+	case "outcome":
+		o, ok := core.ParseOutcome(s)
+		if !ok {
+			return proto.ErrOutOfRange
+		}
+		req.Outcome = o
+	}
+	switch name {
+	case "version":
+		req.Version = n
+	case "token":
+		req.Token = s
+	case "run":
+		req.Run = core.RunID(s)
+	case "key":
+		req.Key = core.Key(s)
+	case "epoch":
+		req.Epoch = uint64(n)
+	case "gated":
+		req.Gated = string(raw) == "true"
+	case "wait_ms":
+		req.WaitMs = n
+	case "timeout_ms":
+		req.TimeoutMs = n
+	case "result":
+		req.Result = s
+	}
+	return nil
+}
+
+func parseID(raw json.RawMessage) (proto.ID, bool) {
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil || len(s) > proto.IDBytesMax {
+			return proto.ID{}, false
+		}
+		return proto.StringID(s), true
+	}
+	if !integer.Match(raw) {
+		return proto.ID{}, false
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || n > proto.IntMax || n < -proto.IntMax {
+		return proto.ID{}, false
+	}
+	return proto.IntID(n), true
+}
+
+type member struct {
+	name  string
+	value json.RawMessage
+}
+
+// members returns the members of a JSON object in order, duplicates included; ok is
+// false if raw is not an object.
+func members(raw []byte) ([]member, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	var out []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		out = append(out, member{tok.(string), bytes.TrimSpace(v)})
+	}
+	return out, true
+}
+
+// hasDuplicateKey walks every object of the valid JSON text raw.
+func hasDuplicateKey(raw []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var walk func() bool // reports a duplicate in the next value
+	walk = func() bool {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			dup := false
+			for dec.More() {
+				k, _ := dec.Token()
+				if seen[k.(string)] {
+					dup = true
+				}
+				seen[k.(string)] = true
+				if walk() {
+					dup = true
+				}
+			}
+			dec.Token()
+			return dup
+		case json.Delim('['):
+			dup := false
+			for dec.More() {
+				if walk() {
+					dup = true
+				}
+			}
+			dec.Token()
+			return dup
+		}
+		return false
+	}
+	return walk()
+}
+
+// depth returns the deepest nesting of arrays and objects in the valid JSON text raw.
+func depth(raw []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	d, most := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF || err != nil {
+			return most
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			d++
+			most = max(most, d)
+		case json.Delim('}'), json.Delim(']'):
+			d--
+		}
+	}
+}
+
+// hasLoneSurrogate reports whether the valid JSON text raw has a \u escape of a
+// surrogate that is not part of a high-low pair (encoding/json would silently turn
+// it into U+FFFD; the protocol refuses it). Outside strings valid JSON has no
+// backslash, so scanning every backslash of the text is enough.
+func hasLoneSurrogate(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if raw[i+1] != 'u' {
+			i++ // a two-character escape such as \\ or \"
+			continue
+		}
+		r, _ := strconv.ParseUint(string(raw[i+2:i+6]), 16, 32)
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+12 > len(raw) || raw[i+6] != '\\' || raw[i+7] != 'u' {
+				return true
+			}
+			r2, _ := strconv.ParseUint(string(raw[i+8:i+12]), 16, 32)
+			if r2 < 0xDC00 || r2 > 0xDFFF {
+				return true
+			}
+			i += 11
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		default:
+			i += 5
+		}
+	}
+	return false
+}
+
+// cut shortens an offending name as the protocol does in error fields.
+func cut(name string) string {
+	if len(name) <= proto.NameBytesMax {
+		return name
+	}
+	n := proto.NameBytesMax
+	for n > 0 && !utf8.RuneStart(name[n]) {
+		n--
+	}
+	return name[:n] + "..."
+}
