@@ -20,6 +20,7 @@ const (
 	exitHeld     = 3 // admit answered held
 	exitDenied   = 4 // admit answered denied (the reason is printed)
 	exitRefused  = 5 // the gate refused the request with a typed error (printed)
+	exitDup      = 6 // admit answered duplicate: the effect was already admitted, do not redo it
 	exitInternal = 70
 )
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"time"
@@ -214,8 +215,11 @@ func (c *conn) handle(req *proto.Request) (quit bool) {
 	if c.cred == nil {
 		return fail(proto.ErrHelloRequired, false)
 	}
-	if !allowed(c.cred.Role, req.Method) || !c.cred.Allows(req.Run) {
-		return fail(proto.ErrForbidden, false)
+	if !allowed(c.cred.Role, req.Method) {
+		return fail(fmt.Errorf("%w: the %s role may not call %s", proto.ErrForbidden, c.cred.Role, req.Method), false)
+	}
+	if !c.cred.Allows(req.Run) {
+		return fail(fmt.Errorf("%w: run %q is outside the scope of token %q", proto.ErrForbidden, req.Run, c.cred.Name), false)
 	}
 
 	s.mu.Lock()

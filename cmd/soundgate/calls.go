@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/soundgate/soundgate/client"
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/proto"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func init() {
+	register(&command{name: "version", summary: "print the version", usage: "soundgate version",
+		run: func([]string) int { fmt.Printf("soundgate %s (protocol %d)\n", version, proto.Version); return exitOK }})
+	register(&command{name: "open", summary: "open a run (operator)", usage: "soundgate open [flags] RUN", run: openMain})
+	register(&command{name: "admit", summary: "ask to perform an effect now (agent)", usage: "soundgate admit [flags] RUN KEY", run: admitMain})
+	register(&command{name: "decide", summary: "approve or reject a pending approval (approver)", usage: "soundgate decide [flags] RUN KEY approve|reject", run: decideMain})
+	register(&command{name: "complete", summary: "record the outcome of an admitted effect (agent)", usage: "soundgate complete [flags] RUN KEY ok|failed", run: completeMain})
+	register(&command{name: "cancel", summary: "cancel a run (operator)", usage: "soundgate cancel [flags] RUN", run: cancelMain})
+	register(&command{name: "fence", summary: "move a run to a new epoch (operator)", usage: "soundgate fence [flags] RUN", run: fenceMain})
+	register(&command{name: "status", summary: "show a run and one of its effects", usage: "soundgate status [flags] RUN [KEY]", run: statusMain})
+}
+
+// callFlags are the flags every client command shares.
+type callFlags struct {
+	fs      *flag.FlagSet
+	addr    *string
+	token   *string
+	timeout *time.Duration
+	json    *bool
+}
+
+func newCall(name, usage, about string) *callFlags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	cf := &callFlags{fs: fs}
+	addr := os.Getenv("SOUNDGATE_ADDR")
+	if addr == "" {
+		addr = "127.0.0.1:7433"
+	}
+	cf.addr = fs.String("addr", addr, "gate address: host:port, or unix:/path (env SOUNDGATE_ADDR)")
+	cf.token = fs.String("token", os.Getenv("SOUNDGATE_TOKEN"), "credential (env SOUNDGATE_TOKEN)")
+	cf.timeout = fs.Duration("timeout", 10*time.Second, "give up after this long (the request's outcome is then unknown)")
+	cf.json = fs.Bool("json", false, "print the gate's answer as JSON")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: %s\n\n%s\n\nExit codes: 0 done (admit: perform the effect), 1 failure, 2 usage,\n3 held, 4 denied, 5 refused by the gate (typed error), 6 duplicate (already admitted).\n\nFlags:\n", usage, about)
+		fs.PrintDefaults()
+	}
+	return cf
+}
+
+func (cf *callFlags) parse(args []string, nargs ...int) ([]string, int) {
+	if err := cf.fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, exitOK
+		}
+		return nil, exitUsage
+	}
+	for _, n := range nargs {
+		if cf.fs.NArg() == n {
+			return cf.fs.Args(), -1
+		}
+	}
+	cf.fs.Usage()
+	return nil, exitUsage
+}
+
+// do dials, runs f and reports its error with the right exit code.
+func (cf *callFlags) do(f func(ctx context.Context, c *client.Client) (any, int, error)) int {
+	if *cf.token == "" {
+		return fail(exitUsage, "no credential: give --token or set SOUNDGATE_TOKEN")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
+	defer cancel()
+	c, err := client.Dial(ctx, *cf.addr, *cf.token)
+	if err != nil {
+		return callError(err)
+	}
+	defer c.Close()
+	res, code, err := f(ctx, c)
+	if err != nil {
+		return callError(err)
+	}
+	if *cf.json {
+		b, _ := json.Marshal(res)
+		fmt.Println(string(b))
+	}
+	return code
+}
+
+func callError(err error) int {
+	var ge *client.Error
+	if errors.As(err, &ge) {
+		return fail(exitRefused, "refused: %s: %s", ge.Object.Type, ge.Object.Message)
+	}
+	return fail(exitFailure, "%v", err)
+}
+
+func openMain(args []string) int {
+	cf := newCall("open", "soundgate open [flags] RUN", "Opens RUN, active at epoch 1. Idempotent. Needs an operator token.")
+	deadline := cf.fs.Duration("deadline", 0, "time the run out after this long (0: never)")
+	a, code := cf.parse(args, 1)
+	if code >= 0 {
+		return code
+	}
+	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
+		r, err := c.Open(ctx, a[0], *deadline)
+		if err == nil && !*cf.json {
+			fmt.Printf("run %s %s epoch=%d created=%t\n", r.Run, r.Status, r.Epoch, r.Created)
+		}
+		return r, exitOK, err
+	})
+}
+
+func admitMain(args []string) int {
+	cf := newCall("admit", "soundgate admit [flags] RUN KEY", "Asks to perform effect KEY of RUN now. Perform the effect only on exit code 0.")
+	epoch := cf.fs.Uint64("epoch", 1, "the epoch the caller works at")
+	gated := cf.fs.Bool("gated", false, "the effect needs its own approval")
+	wait := cf.fs.Duration("wait", 0, "wait this long for a decision instead of answering held at once")
+	a, code := cf.parse(args, 2)
+	if code >= 0 {
+		return code
+	}
+	if *cf.timeout < *wait+time.Second {
+		*cf.timeout = *wait + time.Second
+	}
+	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
+		r, err := c.Admit(ctx, a[0], a[1], *epoch, client.AdmitOptions{Gated: *gated, Wait: *wait})
+		if err != nil {
+			return nil, 0, err
+		}
+		if !*cf.json {
+			line := r.Answer.String()
+			if r.Reason != core.ReasonNone {
+				line += " (" + r.Reason.String() + ")"
+			}
+			if r.Outcome != core.OutcomeNone {
+				line += " outcome=" + r.Outcome.String() + " result=" + strconv.Quote(r.Result)
+			}
+			fmt.Printf("%s epoch=%d\n", line, r.Epoch)
+		}
+		switch r.Answer {
+		case core.AnswerAdmit:
+			return r, exitOK, nil
+		case core.AnswerHeld:
+			return r, exitHeld, nil
+		case core.AnswerDuplicate:
+			return r, exitDup, nil
+		}
+		return r, exitDenied, nil
+	})
+}
+
+func decideMain(args []string) int {
+	cf := newCall("decide", "soundgate decide [flags] RUN KEY approve|reject", "Decides KEY's pending approval. Needs an approver token.")
+	a, code := cf.parse(args, 3)
+	if code >= 0 {
+		return code
+	}
+	d, ok := core.ParseDecision(a[2])
+	if !ok {
+		return fail(exitUsage, "the decision is approve or reject, not %q", a[2])
+	}
+	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
+		r, err := c.Decide(ctx, a[0], a[1], d)
+		if err == nil && !*cf.json {
+			fmt.Printf("decided %s repeat=%t\n", r.Decision, r.Repeat)
+		}
+		return r, exitOK, err
+	})
+}
+
+func completeMain(args []string) int {
+	cf := newCall("complete", "soundgate complete [flags] RUN KEY ok|failed", "Records the outcome of admitted effect KEY, returned to replays.")
+	result := cf.fs.String("result", "", "the effect's result (returned with duplicate)")
+	a, code := cf.parse(args, 3)
+	if code >= 0 {
+		return code
+	}
+	o, ok := core.ParseOutcome(a[2])
+	if !ok {
+		return fail(exitUsage, "the outcome is ok or failed, not %q", a[2])
+	}
+	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
+		r, err := c.Complete(ctx, a[0], a[1], o, *result)
+		if err == nil && !*cf.json {
+			fmt.Printf("completed repeat=%t\n", r.Repeat)
+		}
+		return r, exitOK, err
+	})
+}
+
+func cancelMain(args []string) int {
+	cf := newCall("cancel", "soundgate cancel [flags] RUN", "Cancels RUN: nothing of it is admitted again. Needs an operator token.")
+	a, code := cf.parse(args, 1)
+	if code >= 0 {
+		return code
+	}
+	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
+		r, err := c.Cancel(ctx, a[0])
+		if err == nil && !*cf.json {
+			fmt.Printf("run %s %s epoch=%d\n", r.Run, r.Status, r.Epoch)
+		}
+		return r, exitOK, err
+	})
+}
+
+func fenceMain(args []string) int {
+	cf := newCall("fence", "soundgate fence [flags] RUN", "Moves RUN to a new epoch: older attempts are fenced. Needs an operator token.")
+	a, code := cf.parse(args, 1)
+	if code >= 0 {
+		return code
+	}
+	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
+		r, err := c.Fence(ctx, a[0])
+		if err == nil && !*cf.json {
+			fmt.Printf("run %s epoch=%d\n", r.Run, r.Epoch)
+		}
+		return r, exitOK, err
+	})
+}
+
+func statusMain(args []string) int {
+	cf := newCall("status", "soundgate status [flags] RUN [KEY]", "Shows RUN (status, epoch, pending approvals) and effect KEY.")
+	a, code := cf.parse(args, 1, 2)
+	if code >= 0 {
+		return code
+	}
+	key := ""
+	if len(a) == 2 {
+		key = a[1]
+	}
+	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
+		r, err := c.Status(ctx, a[0], key)
+		if err == nil && !*cf.json {
+			pending := make([]string, len(r.Pending))
+			for i, k := range r.Pending {
+				pending[i] = string(k)
+			}
+			fmt.Printf("run %s %s epoch=%d pending=[%s]", r.Run, r.Status, r.Epoch, strings.Join(pending, " "))
+			if r.DeadlineMs != 0 {
+				fmt.Printf(" deadline=%s", time.UnixMilli(int64(r.DeadlineMs)).UTC().Format(time.RFC3339Nano))
+			}
+			fmt.Println()
+			if e := r.Effect; e != nil {
+				fmt.Printf("effect %s %s", e.Key, e.Status)
+				if e.Gated {
+					fmt.Print(" gated")
+				}
+				if e.Approved {
+					fmt.Print(" approved")
+				}
+				if e.Outcome != core.OutcomeNone {
+					fmt.Printf(" outcome=%s result=%q", e.Outcome, e.Result)
+				}
+				fmt.Println()
+			}
+		}
+		return r, exitOK, err
+	})
+}

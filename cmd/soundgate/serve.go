@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/impl/wal"
+)
+
+func init() {
+	register(&command{name: "serve", summary: "run the gate", usage: "soundgate serve --roles FILE [flags]", run: serveMain})
+}
+
+func serveMain(args []string) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `Usage: soundgate serve --roles FILE [flags]
+
+Runs the gate. Agents admit effects, approvers decide, operators open, cancel and fence
+runs (docs/protocol.md). By default every decision is written to a write-ahead log in
+--data and fdatasynced before it is answered; on start the log is replayed. If the
+log cannot be written the gate refuses everything (unavailable) until restarted.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	cl, sl := core.DefaultLimits(), server.DefaultLimits()
+	listen := fs.String("listen", "127.0.0.1:7433", "TCP address to listen on (empty: none)")
+	unix := fs.String("unix", "", "Unix socket path to listen on (empty: none)")
+	roles := fs.String("roles", "", "roles file: tokens and what each may do (required; see docs/server.md)")
+	data := fs.String("data", "soundgate-data", "directory of the write-ahead log")
+	durability := fs.String("durability", "log", "log: durable (write-ahead log, fsync before reply); memory: in-memory, for tests only")
+	snapEvery := fs.Int("snapshot-every", 100000, "records between snapshots (log compaction)")
+	fs.IntVar(&cl.RunsMax, "max-runs", cl.RunsMax, "runs the gate keeps, tombstones included")
+	fs.IntVar(&cl.KeysPerRunMax, "max-keys-per-run", cl.KeysPerRunMax, "effects per run")
+	fs.IntVar(&cl.PendingPerRunMax, "max-pending-per-run", cl.PendingPerRunMax, "open approvals per run")
+	fs.IntVar(&cl.ResultBytesMax, "max-result-bytes", cl.ResultBytesMax, "bytes of a completed effect's result")
+	fs.IntVar(&sl.ConnectionsMax, "max-connections", sl.ConnectionsMax, "open connections")
+	fs.IntVar(&sl.WaitersMax, "max-waiters", sl.WaitersMax, "admits waiting for a decision, across connections")
+	verbose := fs.Bool("v", false, "log every connection-level event")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() != 0 {
+		return fail(exitUsage, "serve takes no arguments (got %q)", fs.Args())
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	if *roles == "" {
+		return fail(exitUsage, "serve needs --roles FILE (an open gate would fail open); see docs/server.md")
+	}
+	rs, err := server.LoadRoles(*roles)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	if *listen == "" && *unix == "" {
+		return fail(exitUsage, "nothing to listen on: give --listen or --unix")
+	}
+
+	cfg := server.Config{Roles: rs, Core: cl, Limits: sl, Logger: logger, Version: version}
+	var wlog *wal.Log
+	var last wal.LSN
+	switch *durability {
+	case "log":
+		start := time.Now()
+		if wlog, err = wal.Open(*data, wal.Options{}); err != nil {
+			return fail(exitFailure, "open the log in %s: %v", *data, err)
+		}
+		defer wlog.Close()
+		if cfg.Gate, last, err = server.Recover(wlog, cl); err != nil {
+			return fail(exitFailure, "recover from %s: %v", *data, err)
+		}
+		cfg.Log = wlog
+		st := wlog.Stats()
+		logger.Info("recovered", "dir", *data, "runs", cfg.Gate.Len(), "last_lsn", last,
+			"torn_bytes", st.TornBytes, "took", time.Since(start).Round(time.Microsecond))
+	case "memory":
+		logger.Warn("in-memory mode: nothing survives a restart (for tests only)")
+	default:
+		return fail(exitUsage, "--durability must be log or memory, not %q", *durability)
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		return fail(exitFailure, "%v", err)
+	}
+	srv.SetLastLSN(last)
+
+	var ls []net.Listener
+	if *listen != "" {
+		l, err := net.Listen("tcp", *listen)
+		if err != nil {
+			return fail(exitFailure, "listen on %s: %v", *listen, err)
+		}
+		ls = append(ls, l)
+	}
+	if *unix != "" {
+		os.Remove(*unix) // a stale socket from a killed gate
+		l, err := net.Listen("unix", *unix)
+		if err != nil {
+			return fail(exitFailure, "listen on %s: %v", *unix, err)
+		}
+		ls = append(ls, l)
+	}
+	errc := make(chan error, len(ls))
+	for _, l := range ls {
+		logger.Info("listening", "addr", l.Addr().String(), "durability", *durability)
+		go func() { errc <- srv.Serve(l) }()
+	}
+	stopSnap := make(chan struct{})
+	if wlog != nil && *snapEvery > 0 {
+		go snapshotLoop(srv, wlog, uint64(*snapEvery), logger, stopSnap)
+	}
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	code := exitOK
+	select {
+	case s := <-sig:
+		logger.Info("shutting down", "signal", s.String())
+	case err := <-errc:
+		logger.Error("listener failed", "err", err)
+		code = exitFailure
+	}
+	close(stopSnap)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		logger.Error("shutdown", "err", err)
+		code = exitFailure
+	}
+	if f := srv.Failed(); f != nil {
+		logger.Error("the gate was failed closed", "err", f)
+		code = exitFailure
+	}
+	return code
+}
+
+// snapshotLoop compacts the log every `every` records, so that the disk stays bounded.
+func snapshotLoop(srv *server.Server, l *wal.Log, every uint64, logger *slog.Logger, stop chan struct{}) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var lastSnap wal.LSN
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		if uint64(l.Last()-lastSnap) < every {
+			continue
+		}
+		lsn, state, err := srv.Snapshot()
+		if err == nil {
+			err = l.WaitDurable(context.Background(), lsn)
+		}
+		if err == nil {
+			err = l.Snapshot(lsn, state)
+		}
+		if err != nil {
+			if !errors.Is(err, wal.ErrFailed) {
+				logger.Error("snapshot", "err", err)
+			}
+			continue
+		}
+		lastSnap = lsn
+		logger.Info("snapshot", "lsn", lsn, "bytes", len(state), "segments", l.Stats().Segments)
+	}
+}
