@@ -290,6 +290,9 @@ func (e *explorer) run() (*Result, error) {
 			failErr = err
 			return
 		}
+		if !ok {
+			return // TLC keeps no state outside the CONSTRAINT
+		}
 		i, isNew := e.add(st, noParent, 0)
 		if !isNew {
 			return
@@ -299,7 +302,6 @@ func (e *explorer) run() (*Result, error) {
 		} else if inv != "" {
 			bad, badInv = int(i), inv
 		}
-		_ = ok
 	})
 	if err != nil {
 		return nil, fmt.Errorf("computing initial states: %w", err)
@@ -320,15 +322,6 @@ func (e *explorer) run() (*Result, error) {
 	checkDeadlock := e.s.Config.CheckDeadlock && !e.opts.NoDeadlock
 	for head := 0; head < len(e.states); head++ {
 		cur := e.states[head]
-		if len(e.s.constraints) > 0 {
-			ok, err := e.inModel(cur)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				continue
-			}
-		}
 		n := 0
 		d := e.depth[head] + 1
 		err := e.successors(cur, func(next []Value) {
@@ -337,6 +330,16 @@ func (e *explorer) run() (*Result, error) {
 			}
 			n++
 			e.generat++
+			if len(e.s.constraints) > 0 {
+				ok, err := e.inModel(next)
+				if err != nil {
+					failErr = err
+					return
+				}
+				if !ok {
+					return // generated, but outside the model: not stored, not explored
+				}
+			}
 			i, isNew := e.add(next, uint32(head), d)
 			if e.onEdge != nil {
 				e.onEdge(head, int(i), e.label())

@@ -418,6 +418,9 @@ func (c *compiler) op(e *eOp, sc *scope) (node, int) {
 		c.fail(ErrUnsupported, e.p, "ENABLED is not supported")
 	}
 	args, lvl := c.exprs(e.args, sc)
+	if m := opModule[e.op]; m != "" {
+		c.need(m, e.op, e.p)
+	}
 	if len(args) == 1 {
 		code, ok := unaryCodes[e.op]
 		if !ok {
@@ -513,6 +516,9 @@ func (c *compiler) builtin(name string, args []expr, p Pos, sc *scope) (node, in
 	if len(args) != arity {
 		c.fail(ErrSemantic, p, "%s takes %d arguments, got %d", name, arity, len(args))
 	}
+	if m := opModule[name]; m != "" {
+		c.need(m, name, p)
+	}
 	switch name {
 	case "Nat", "Int", "STRING":
 		return &constNode{&infSetV{name: name}}, levelConst
@@ -534,4 +540,38 @@ var unsupportedBuiltins = map[string]bool{
 	"SelectSeq": true, "RandomElement": true, "TLCGet": true, "TLCSet": true, "JavaTime": true,
 	"Any": true, "TLCEval": true, "SortSeq": true, "Real": true, "Infinity": true,
 	"TLCToString": true, "Seq_": false,
+}
+
+// opModule names the standard module that defines an operator.
+var opModule = map[string]string{
+	"Nat": "Naturals", "Int": "Integers", "neg": "Integers",
+	"+": "Naturals", "-": "Naturals", "*": "Naturals", "^": "Naturals", "<": "Naturals",
+	">": "Naturals", "<=": "Naturals", ">=": "Naturals", "\\div": "Naturals", "%": "Naturals",
+	"..":  "Naturals",
+	"Len": "Sequences", "Append": "Sequences", "Head": "Sequences", "Tail": "Sequences",
+	"SubSeq": "Sequences", "Seq": "Sequences", "\\o": "Sequences",
+	"Cardinality": "FiniteSets", "IsFiniteSet": "FiniteSets",
+	"Permutations": "TLC", "Print": "TLC", "PrintT": "TLC", "Assert": "TLC", "ToString": "TLC",
+	":>": "TLC", "@@": "TLC",
+}
+
+// moduleImplies lists what each standard module brings with it (its own EXTENDS).
+var moduleImplies = map[string][]string{
+	"Naturals":   {"Naturals"},
+	"Integers":   {"Integers", "Naturals"},
+	"Sequences":  {"Sequences", "Naturals"},
+	"FiniteSets": {"FiniteSets", "Sequences", "Naturals"},
+	"TLC":        {"TLC", "Naturals", "Sequences", "FiniteSets"},
+}
+
+// need fails unless the module EXTENDS one that defines op.
+func (c *compiler) need(m, op string, p Pos) {
+	for _, e := range c.mod.extends {
+		for _, have := range moduleImplies[e] {
+			if have == m {
+				return
+			}
+		}
+	}
+	c.fail(ErrSemantic, p, "%s is defined in module %s, which this module does not EXTEND", op, m)
 }
