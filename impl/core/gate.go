@@ -166,7 +166,7 @@ func (g *Gate) Admit(r RunID, k Key, e uint64, gated bool, now Time) (AdmitResul
 		return res.deny(ReasonCancelled, run), nil
 	case run.Status == RunTimedOut:
 		return res.deny(ReasonTimedOut, run), nil
-	case e < run.Epoch:
+	case e < run.Epoch && !brokenP4:
 		return res.deny(ReasonStaleEpoch, run), nil
 	case e > run.Epoch:
 		return AdmitResult{}, ErrBadEpoch
@@ -175,6 +175,10 @@ func (g *Gate) Admit(r RunID, k Key, e uint64, gated bool, now Time) (AdmitResul
 	eff, exists := run.effects[k]
 	switch eff.Status {
 	case EffectAdmitted, EffectCompleted:
+		if brokenP3 && eff.Status == EffectCompleted {
+			res.Answer, res.Changed = AnswerAdmit, true
+			return res, nil
+		}
 		res.Answer, res.Outcome, res.Result = AnswerDuplicate, eff.Outcome, eff.Result
 		return res, nil
 	case EffectRejected:
@@ -197,7 +201,7 @@ func (g *Gate) Admit(r RunID, k Key, e uint64, gated bool, now Time) (AdmitResul
 		res.Answer, res.Changed = AnswerHeld, true
 		return res, nil
 	}
-	if len(run.pending) > 0 {
+	if len(run.pending) > 0 && !(brokenP1 && exists) {
 		if !exists {
 			run.effects[k] = Effect{Status: EffectHeld, Epoch: e}
 			run.open[k] = struct{}{}
@@ -260,7 +264,7 @@ func (g *Gate) Decide(r RunID, k Key, d Decision) (DecideResult, error) {
 	} else {
 		for key := range run.open {
 			eff := run.effects[key]
-			if eff.Status == EffectHeld && !(eff.Gated && eff.Approved) {
+			if eff.Status == EffectHeld && !(eff.Gated && eff.Approved) && !(brokenP2 && !eff.Gated) {
 				run.effects[key] = Effect{Status: EffectRejected}
 				delete(run.open, key)
 				res.Rejected = append(res.Rejected, key)
