@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/soundgate/soundgate/client"
+	"github.com/soundgate/soundgate/impl/core"
+)
+
+func init() {
+	register(&command{name: "bench", summary: "closed-loop load against a running gate", usage: "soundgate bench [flags]", run: benchMain})
+}
+
+// benchMix is the share of each kind of operation, in percent.
+type benchMix struct{ fresh, dup, gated int }
+
+func parseMix(s string) (benchMix, error) {
+	var m benchMix
+	for _, part := range strings.Split(s, ",") {
+		name, val, ok := strings.Cut(part, "=")
+		n, err := strconv.Atoi(val)
+		if !ok || err != nil || n < 0 {
+			return m, fmt.Errorf("bad mix element %q (want name=percent)", part)
+		}
+		switch name {
+		case "new":
+			m.fresh = n
+		case "dup":
+			m.dup = n
+		case "gated":
+			m.gated = n
+		default:
+			return m, fmt.Errorf("unknown operation %q in the mix (new, dup, gated)", name)
+		}
+	}
+	if m.fresh+m.dup+m.gated != 100 {
+		return m, errors.New("the mix must add up to 100")
+	}
+	return m, nil
+}
+
+func benchMain(args []string) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	addr := fs.String("addr", envOr("SOUNDGATE_ADDR", "127.0.0.1:7433"), "gate address: host:port or unix:/path")
+	agent := fs.String("token", os.Getenv("SOUNDGATE_TOKEN"), "agent token (its scope must cover the bench runs)")
+	operator := fs.String("operator-token", os.Getenv("SOUNDGATE_OPERATOR_TOKEN"), "operator token, to open the bench runs")
+	approver := fs.String("approver-token", os.Getenv("SOUNDGATE_APPROVER_TOKEN"), "approver token, for gated operations")
+	clients := fs.Int("clients", 16, "connections, each with its own closed loop(s)")
+	depth := fs.Int("pipeline", 1, "requests in flight per connection (pipelining depth)")
+	duration := fs.Duration("duration", 10*time.Second, "how long to run")
+	runs := fs.Int("runs", 64, "runs the load is spread over")
+	prefix := fs.String("run-prefix", "bench-"+strconv.FormatInt(time.Now().UnixNano(), 36), "prefix of the bench run ids")
+	mixFlag := fs.String("mix", "new=100", "operation mix in percent: new (admit a new key), dup (re-admit: duplicate), gated (held, approved, admitted)")
+	quiet := fs.Bool("q", false, "no progress lines")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: soundgate bench [flags]\n\nDrives a running gate with closed-loop load and prints admissions/s and latency\npercentiles (p50/p99/p999) per operation, with a progress line every second.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	mix, err := parseMix(*mixFlag)
+	if err != nil {
+		return fail(exitUsage, "--mix: %v", err)
+	}
+	switch {
+	case *agent == "" || *operator == "":
+		return fail(exitUsage, "bench needs --token (agent) and --operator-token")
+	case mix.gated > 0 && *approver == "":
+		return fail(exitUsage, "a mix with gated operations needs --approver-token")
+	case *clients < 1 || *depth < 1 || *runs < 1:
+		return fail(exitUsage, "--clients, --pipeline and --runs must be at least 1")
+	}
+	ctx := context.Background()
+	op, err := client.Dial(ctx, *addr, *operator)
+	if err != nil {
+		return fail(exitFailure, "%v", err)
+	}
+	defer op.Close()
+	runIDs := make([]string, *runs)
+	for i := range runIDs {
+		runIDs[i] = fmt.Sprintf("%s-%d", *prefix, i)
+		if _, err := op.Open(ctx, runIDs[i], 0); err != nil {
+			return fail(exitFailure, "open %s: %v", runIDs[i], err)
+		}
+	}
+	var ap *client.Client
+	if mix.gated > 0 {
+		if ap, err = client.Dial(ctx, *addr, *approver); err != nil {
+			return fail(exitFailure, "%v", err)
+		}
+		defer ap.Close()
+	}
+
+	b := &bencher{mix: mix, runs: runIDs, operator: op, approver: ap}
+	conns := make([]*client.Client, *clients)
+	for i := range conns {
+		if conns[i], err = client.Dial(ctx, *addr, *agent); err != nil {
+			return fail(exitFailure, "connection %d: %v", i, err)
+		}
+		defer conns[i].Close()
+	}
+	fmt.Printf("bench: %s, %d clients x pipeline %d, %d runs, mix %s, %s\n", *addr, *clients, *depth, *runs, *mixFlag, *duration)
+	stop := time.Now().Add(*duration)
+	var wg sync.WaitGroup
+	workers := make([]*benchWorker, 0, *clients**depth)
+	for i := 0; i < *clients**depth; i++ {
+		w := &benchWorker{b: b, c: conns[i%*clients], id: i}
+		workers = append(workers, w)
+		wg.Add(1)
+		go func() { defer wg.Done(); w.loop(stop) }()
+	}
+	start := time.Now()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var last int64
+progress:
+	for {
+		select {
+		case <-done:
+			break progress
+		case <-tick.C:
+			n := b.admissions.Load()
+			if !*quiet {
+				fmt.Printf("  %4.0fs  %8d admissions/s  (%d errors)\n", time.Since(start).Seconds(), n-last, b.errors.Load())
+			}
+			last = n
+		}
+	}
+	elapsed := time.Since(start)
+	lat := map[string][]time.Duration{}
+	for _, w := range workers {
+		for k, v := range w.lat {
+			lat[k] = append(lat[k], v...)
+		}
+	}
+	total := b.admissions.Load()
+	fmt.Printf("admissions: %d in %s = %.0f admissions/s; requests: %.0f/s; errors: %d\n",
+		total, elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds(), float64(b.requests.Load())/elapsed.Seconds(), b.errors.Load())
+	for _, name := range []string{"new", "dup", "gated"} {
+		d := lat[name]
+		if len(d) == 0 {
+			continue
+		}
+		slices.Sort(d)
+		fmt.Printf("latency %-5s n=%-8d p50=%-9s p99=%-9s p999=%-9s max=%s\n", name, len(d),
+			pct(d, 0.50), pct(d, 0.99), pct(d, 0.999), d[len(d)-1].Round(time.Microsecond))
+	}
+	if b.errors.Load() > 0 {
+		fmt.Printf("first error: %v\n", b.firstErr.Load())
+		return exitFailure
+	}
+	return exitOK
+}
+
+func pct(d []time.Duration, p float64) time.Duration {
+	return d[min(len(d)-1, int(float64(len(d))*p))].Round(time.Microsecond)
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+type bencher struct {
+	mix                          benchMix
+	runs                         []string
+	operator, approver           *client.Client
+	admissions, requests, errors atomic.Int64
+	firstErr                     atomic.Value
+}
+
+type benchWorker struct {
+	b    *bencher
+	c    *client.Client
+	id   int
+	seq  int
+	done []string // keys this worker had admitted, for duplicates
+	// gatedRun is this worker's own run for gated cycles, so that its pauses do not
+	// hold the other workers' effects.
+	gatedRun string
+	lat      map[string][]time.Duration
+}
+
+func (w *benchWorker) loop(stop time.Time) {
+	w.lat = map[string][]time.Duration{}
+	rng := uint64(w.id)*0x9E3779B97F4A7C15 + 1
+	ctx := context.Background()
+	for time.Now().Before(stop) {
+		rng ^= rng << 13
+		rng ^= rng >> 7
+		rng ^= rng << 17
+		pick := int(rng % 100)
+		run := w.b.runs[int(rng>>8)%len(w.b.runs)]
+		start := time.Now()
+		var name string
+		var err error
+		switch {
+		case pick < w.b.mix.dup && len(w.done) > 0:
+			name = "dup"
+			k := w.done[int(rng>>16)%len(w.done)]
+			err = w.expect(ctx, k, false, core.AnswerDuplicate)
+		case pick < w.b.mix.dup+w.b.mix.gated:
+			name = "gated"
+			err = w.gated(ctx)
+		default:
+			name = "new"
+			w.seq++
+			key := fmt.Sprintf("%s/w%d-%d", run, w.id, w.seq)
+			if err = w.expect(ctx, key, false, core.AnswerAdmit); err == nil {
+				w.b.admissions.Add(1)
+				if len(w.done) < 4096 {
+					w.done = append(w.done, key)
+				}
+			}
+		}
+		if err != nil {
+			if w.b.errors.Add(1) == 1 {
+				w.b.firstErr.Store(err)
+			}
+			continue
+		}
+		w.lat[name] = append(w.lat[name], time.Since(start))
+	}
+}
+
+// expect admits key (run/key encoded as "run/key") and checks the answer.
+func (w *benchWorker) expect(ctx context.Context, runKey string, gated bool, want core.Answer) error {
+	run, key, _ := strings.Cut(runKey, "/")
+	w.b.requests.Add(1)
+	res, err := w.c.Admit(ctx, run, key, 1, client.AdmitOptions{Gated: gated})
+	if err != nil {
+		return err
+	}
+	if res.Answer != want {
+		return fmt.Errorf("admit %s/%s: answer %s, want %s", run, key, res.Answer, want)
+	}
+	return nil
+}
+
+// gated runs one approval cycle on the worker's own run: held, approved, admitted.
+func (w *benchWorker) gated(ctx context.Context) error {
+	if w.gatedRun == "" {
+		run := fmt.Sprintf("%s-g%d", w.b.runs[0], w.id)
+		if _, err := w.b.operator.Open(ctx, run, 0); err != nil {
+			return err
+		}
+		w.gatedRun = run
+	}
+	w.seq++
+	key := fmt.Sprintf("g%d", w.seq)
+	if err := w.expect(ctx, w.gatedRun+"/"+key, true, core.AnswerHeld); err != nil {
+		return err
+	}
+	w.b.requests.Add(1)
+	if _, err := w.b.approver.Decide(ctx, w.gatedRun, key, core.Approve); err != nil {
+		return err
+	}
+	if err := w.expect(ctx, w.gatedRun+"/"+key, false, core.AnswerAdmit); err != nil {
+		return err
+	}
+	w.b.admissions.Add(1)
+	return nil
+}
