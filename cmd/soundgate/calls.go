@@ -100,7 +100,11 @@ func (cf *callFlags) do(f func(ctx context.Context, c *client.Client) (any, int,
 func callError(err error) int {
 	var ge *client.Error
 	if errors.As(err, &ge) {
-		return fail(exitRefused, "refused: %s: %s", ge.Object.Type, ge.Object.Message)
+		msg := ge.Object.Message
+		if !strings.HasPrefix(msg, ge.Object.Type) {
+			msg = ge.Object.Type + ": " + msg
+		}
+		return fail(exitRefused, "refused: %s", msg)
 	}
 	return fail(exitFailure, "%v", err)
 }
