@@ -35,30 +35,35 @@ func Load(tlaPath, cfgPath string) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := LoadSource(string(src), string(cfgSrc))
-	if e, ok := err.(*Error); ok {
-		if e.Kind == ErrConfig && e.File == "" {
-			e.File = filepath.Base(cfgPath)
-		} else if e.File == "" {
-			e.File = filepath.Base(tlaPath)
-		}
-	}
-	return s, err
+	return load(string(src), string(cfgSrc), filepath.Base(tlaPath), filepath.Base(cfgPath))
 }
 
 // LoadSource is Load from the texts of the module and the config.
 func LoadSource(tlaSrc, cfgSrc string) (*Spec, error) {
+	return load(tlaSrc, cfgSrc, "", "")
+}
+
+func load(tlaSrc, cfgSrc, tlaName, cfgName string) (*Spec, error) {
+	name := func(err error, file string) error {
+		if e, ok := err.(*Error); ok && e.File == "" {
+			e.File = file
+		}
+		return err
+	}
 	mod, err := parseModule(tlaSrc)
 	if err != nil {
-		return nil, err
+		return nil, name(err, tlaName)
 	}
 	cfg, err := ParseConfig(cfgSrc)
 	if err != nil {
-		return nil, err
+		return nil, name(err, cfgName)
 	}
 	s := &Spec{Name: mod.name, Config: cfg, mod: mod}
 	if err := s.build(); err != nil {
-		return nil, err
+		if e, ok := err.(*Error); ok && e.Kind == ErrConfig && e.Pos.Line == 0 {
+			return nil, name(err, cfgName)
+		}
+		return nil, name(err, tlaName)
 	}
 	return s, nil
 }
@@ -189,8 +194,28 @@ func (s *Spec) named(name, what string) (*opDef, error) {
 	if len(d.ast.params) > 0 {
 		return nil, errAt(ErrConfig, d.pos, "%s %s: the definition takes parameters", what, name)
 	}
-	s.comp.ensure(d)
+	if err := s.compile(d); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// compile compiles d, turning the compiler's panics into errors.
+func (s *Spec) compile(d *opDef) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			switch e := r.(type) {
+			case parseError:
+				err = e.err
+			case evalPanic:
+				err = e.err
+			default:
+				panic(r)
+			}
+		}
+	}()
+	s.comp.ensure(d)
+	return nil
 }
 
 func (s *Spec) evalConst(d *opDef) (ok bool, err error) {

@@ -1,0 +1,271 @@
+package tla
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func loadTestdata(t *testing.T, spec, cfg string) *Spec {
+	t.Helper()
+	s, err := Load(filepath.Join("testdata", spec+".tla"), filepath.Join("testdata", cfg+".cfg"))
+	if err != nil {
+		t.Fatalf("load %s/%s: %v", spec, cfg, err)
+	}
+	return s
+}
+
+// The figures below are what TLC 2.20 printed for the same files with one worker;
+// docs/verify/tla.md records the commands and outputs.
+func TestClassicSpecsMatchTLC(t *testing.T) {
+	cases := []struct {
+		spec, cfg                  string
+		generated, distinct, depth int64
+		outcome                    Outcome
+		invariant                  string
+		actions                    []string // the shortest trace's actions, when it fails
+	}{
+		{"DieHard", "DieHard", 97, 16, 8, OK, "", nil},
+		{"DieHard", "DieHard_solve", 73, 14, 7, InvariantViolated, "NotSolved",
+			[]string{"Initial predicate", "FillBig", "BigToSmall", "EmptySmall", "BigToSmall", "FillBig", "BigToSmall"}},
+		{"TwoPhase", "TwoPhase", 1146, 288, 11, OK, "", nil},
+		{"TwoPhase", "TwoPhase_symm", 318, 80, 11, OK, "", nil},
+		{"TwoPhase", "TwoPhase_big", 58146, 8832, 17, OK, "", nil},
+		{"MutexBug", "MutexBug", 27, 18, 5, InvariantViolated, "MutualExclusion",
+			[]string{"Initial predicate", "Check(p1)", "Check(p2)", "Set(p1)", "Set(p2)"}},
+		{"Countdown", "Countdown", 4, 4, 4, Deadlock, "",
+			[]string{"Initial predicate", "Tick", "Tick", "Tick"}},
+		{"Countdown", "Countdown_nodeadlock", 4, 4, 4, OK, "", nil},
+		{"Queue", "Queue", 341, 135, 15, OK, "", nil},
+		{"Counter", "Counter", 5, 4, 4, OK, "", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.cfg, func(t *testing.T) {
+			s := loadTestdata(t, tc.spec, tc.cfg)
+			res, err := s.Check(Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Generated != tc.generated || res.Distinct != tc.distinct || int64(res.Depth) != tc.depth {
+				t.Errorf("figures %d generated, %d distinct, depth %d; TLC: %d, %d, %d",
+					res.Generated, res.Distinct, res.Depth, tc.generated, tc.distinct, tc.depth)
+			}
+			if res.Outcome != tc.outcome || res.Invariant != tc.invariant {
+				t.Errorf("outcome %v %q, want %v %q", res.Outcome, res.Invariant, tc.outcome, tc.invariant)
+			}
+			var actions []string
+			for _, st := range res.Trace {
+				actions = append(actions, st.Action)
+			}
+			if !reflect.DeepEqual(actions, tc.actions) {
+				t.Errorf("trace actions %v, want %v", actions, tc.actions)
+			}
+		})
+	}
+}
+
+func TestTraceShowsStates(t *testing.T) {
+	s := loadTestdata(t, "MutexBug", "MutexBug")
+	res, err := s.Check(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := res.Trace[len(res.Trace)-1]
+	want := "/\\ flag = (p1 :> TRUE @@ p2 :> TRUE @@ p3 :> FALSE)\n/\\ pc = (p1 :> \"cs\" @@ p2 :> \"cs\" @@ p3 :> \"idle\")\n"
+	if last.Text != want {
+		t.Errorf("last state\n%s\nwant\n%s", last.Text, want)
+	}
+	pc, ok := last.State.Field("pc")
+	if !ok {
+		t.Fatal("state has no field pc")
+	}
+	if v, _ := pc.Apply(ModelValue("p2")); v == nil || v.AsString() != "cs" {
+		t.Errorf("pc[p2] = %v, want \"cs\"", v)
+	}
+}
+
+func TestConstraintStatesAreNotStored(t *testing.T) {
+	// TLC 2.20 on this spec: 6 states generated, 4 distinct, depth 4, no deadlock
+	// (x = 3 has a successor, outside the constraint).
+	mod := "---- MODULE B ----\nEXTENDS Naturals\nVARIABLE x\nInit == x \\in {0, 7}\nNext == x' = x + 1\nSmall == x < 4\n====\n"
+	s, err := LoadSource(mod, "INIT Init\nNEXT Next\nCONSTRAINT Small\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Check(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Generated != 6 || res.Distinct != 4 || res.Depth != 4 || res.Outcome != OK {
+		t.Errorf("got %+v", res)
+	}
+}
+
+func TestUnsupportedConstructsAreRejected(t *testing.T) {
+	cases := []struct {
+		file, cfg, pos, msg string
+	}{
+		{"ActionComposition", "Default", "7:13", "action composition"},
+		{"ActionInvariant", "Default", "7:1", "is an action"},
+		{"BagsModule", "Default", "", "EXTENDS Bags"},
+		{"Diamond", "Default", "7:8", "temporal operator <>"},
+		{"Enabled", "Default", "7:8", "ENABLED"},
+		{"Fairness", "Default", "7:8", "fairness"},
+		{"InfixDefinition", "Default", "7:10", "operator ++"},
+		{"Instance", "Default", "8:6", "INSTANCE"},
+		{"InstanceRef", "Default", "7:9", "module instance reference"},
+		{"Lambda", "Default", "7:14", "LAMBDA"},
+		{"LeadsTo", "Default", "7:16", "leads-to"},
+		{"NestedModule", "Default", "5:1", "nested MODULE"},
+		{"OperatorConstant", "Default", "4:10", "operator constant F"},
+		{"Proof", "Default", "9:3", "proofs (OBVIOUS)"},
+		{"RandomElement", "Default", "7:8", "RandomElement"},
+		{"RecursiveFunction", "Default", "8:46", "recursive function definition fact"},
+		{"SelectSeq", "Default", "7:8", "SelectSeq"},
+		{"TemporalBox", "Default", "7:8", "temporal operator []"},
+		{"TemporalExists", "Default", "7:8", "temporal quantifier \\EE"},
+		{"UnboundedChoose", "Default", "7:16", "unbounded"},
+		{"UnboundedForall", "Default", "7:11", "unbounded"},
+		{"Enabled", "Property", "3:1", "PROPERTY"},
+		{"Enabled", "ActionConstraint", "3:1", "ACTION_CONSTRAINT"},
+		{"Enabled", "View", "4:1", "VIEW"},
+	}
+	files, _ := filepath.Glob("testdata/unsupported/*.tla")
+	covered := map[string]bool{}
+	for _, tc := range cases {
+		covered[tc.file] = true
+		t.Run(tc.file+"/"+tc.cfg, func(t *testing.T) {
+			_, err := Load(filepath.Join("testdata/unsupported", tc.file+".tla"), filepath.Join("testdata/unsupported", tc.cfg+".cfg"))
+			if !errors.Is(err, ErrUnsupported) {
+				t.Fatalf("got %v, want an unsupported-construct error", err)
+			}
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %T is not *Error", err)
+			}
+			if tc.pos != "" && e.Pos.String() != tc.pos {
+				t.Errorf("position %s, want %s (%v)", e.Pos, tc.pos, err)
+			}
+			if !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("%q does not name %q", err, tc.msg)
+			}
+		})
+	}
+	for _, f := range files {
+		if name := strings.TrimSuffix(filepath.Base(f), ".tla"); !covered[name] {
+			t.Errorf("testdata/unsupported/%s.tla has no test case", name)
+		}
+	}
+}
+
+func TestInductive(t *testing.T) {
+	cases := []struct {
+		name, indinv string
+		safety       []string
+		fail         string
+		candidates   int64
+	}{
+		{"inductive", "IndInv", []string{"Safety"}, "", 4},
+		{"does not imply safety", "WeakInv", []string{"Safety"}, "IndInv => Safety", -1},
+		{"not inductive", "WeakInv", nil, "IndInv /\\ Next => IndInv'", -1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := loadTestdata(t, "Counter", "Counter")
+			r, err := s.CheckInductive(InductiveOptions{IndInv: tc.indinv, TypeOK: "TypeOK", Safety: tc.safety})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(r.Failure, tc.fail) || (tc.fail == "") != (r.Failure == "") {
+				t.Errorf("failure %q, want prefix %q", r.Failure, tc.fail)
+			}
+			if tc.candidates >= 0 && (r.Candidates != tc.candidates || r.TypeStates != 16 || r.InitStates != 1 || r.Successors != 4) {
+				t.Errorf("figures %+v", r)
+			}
+		})
+	}
+}
+
+func TestGraphDump(t *testing.T) {
+	s := loadTestdata(t, "MutexBug", "MutexBug")
+	g, err := s.Graph(GraphOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Init) != 1 || g.Init[0] != 0 || !reflect.DeepEqual(g.Vars, []string{"flag", "pc"}) {
+		t.Fatalf("init %v vars %v", g.Init, g.Vars)
+	}
+	var b strings.Builder
+	if err := g.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if lines[0] != "I 0" {
+		t.Errorf("first line %q", lines[0])
+	}
+	if want := `S 0 [flag |-> (p1 :> FALSE @@ p2 :> FALSE @@ p3 :> FALSE), pc |-> (p1 :> "idle" @@ p2 :> "idle" @@ p3 :> "idle")]`; lines[1] != want {
+		t.Errorf("state line\n%s\nwant\n%s", lines[1], want)
+	}
+	if !strings.Contains(b.String(), "\nE 0 1 Check(p1)\n") {
+		t.Errorf("no edge E 0 1 Check(p1) in\n%s", b.String()[:500])
+	}
+	// Every state has a successor in MutexBug, and the edges are (from, to, label)-distinct.
+	seen := map[string]bool{}
+	out := map[int]bool{}
+	for _, e := range g.Edges {
+		k := e.Label() + "|" + g.States[e.From].String() + "|" + g.States[e.To].String()
+		if seen[k] {
+			t.Errorf("duplicate edge %v", e)
+		}
+		seen[k] = true
+		out[e.From] = true
+	}
+	if len(out) != len(g.States) {
+		t.Errorf("%d of %d states have outgoing edges", len(out), len(g.States))
+	}
+	// The graph ignores SYMMETRY.
+	sym := loadTestdata(t, "TwoPhase", "TwoPhase_symm")
+	gs, err := sym.Graph(GraphOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gs.States) != 288 {
+		t.Errorf("TwoPhase graph with SYMMETRY in the config has %d states, want all 288", len(gs.States))
+	}
+}
+
+func TestCounterexampleIsShortest(t *testing.T) {
+	// Two ways to reach x = 3: one step of Jump or three of Step; the trace is Jump.
+	mod := "---- MODULE J ----\nEXTENDS Naturals\nVARIABLE x\nInit == x = 0\n" +
+		"Step == x' = x + 1\nJump == x = 0 /\\ x' = 3\nNext == Step \\/ Jump\nInv == x # 3\n====\n"
+	s, err := LoadSource(mod, "INIT Init\nNEXT Next\nINVARIANT Inv\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Check(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Trace) != 2 || res.Trace[1].Action != "Jump" {
+		t.Errorf("trace %+v", res.Trace)
+	}
+}
+
+func TestTestdataHasNoStrayFiles(t *testing.T) {
+	// Every classic spec in testdata has at least one config exercised above.
+	entries, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tla") {
+			base := strings.TrimSuffix(e.Name(), ".tla")
+			if _, err := os.Stat(filepath.Join("testdata", base+".cfg")); err != nil {
+				t.Errorf("%s has no %s.cfg", e.Name(), base)
+			}
+		}
+	}
+}

@@ -1,0 +1,9 @@
+---- MODULE InfixDefinition ----
+\* Uses an unsupported construct; tlacheck must reject it with its name and position.
+EXTENDS Naturals
+VARIABLE x
+Init == x = 0
+Next == x' = x
+Inv == x ++ 1 = 1
+a ++ b == a + b
+====

@@ -1,0 +1,9 @@
+---- MODULE Instance ----
+\* Uses an unsupported construct; tlacheck must reject it with its name and position.
+EXTENDS Naturals
+VARIABLE x
+Init == x = 0
+Next == x' = x
+Inv == TRUE
+I == INSTANCE Naturals
+====

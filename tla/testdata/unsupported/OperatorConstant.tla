@@ -1,0 +1,9 @@
+---- MODULE OperatorConstant ----
+\* Uses an unsupported construct; tlacheck must reject it with its name and position.
+EXTENDS Naturals
+CONSTANT F(_)
+VARIABLE x
+Init == x = 0
+Next == x' = x
+Inv == TRUE
+====
