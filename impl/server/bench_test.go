@@ -1,0 +1,111 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/soundgate/soundgate/client"
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/impl/wal"
+)
+
+func benchServer(b *testing.B, durable bool) string {
+	roles, _ := server.ParseRoles([]byte(rolesJSON))
+	cfg := server.Config{Roles: roles}
+	dir := b.TempDir()
+	if durable {
+		l, err := wal.Open(filepath.Join(dir, "data"), wal.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { l.Close() })
+		cfg.Log = l
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sock := filepath.Join(dir, "s")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		b.Fatal(err)
+	}
+	go srv.Serve(ln)
+	b.Cleanup(func() { srv.Shutdown(context.Background()) })
+	return sock
+}
+
+// BenchmarkRoundTrip measures one admit of a new key through the server over a Unix
+// socket, by one client waiting for each answer: latency, not throughput.
+func BenchmarkRoundTrip(b *testing.B) {
+	for _, durable := range []bool{false, true} {
+		name := "memory"
+		if durable {
+			name = "durable"
+		}
+		b.Run(name, func(b *testing.B) {
+			sock := benchServer(b, durable)
+			ctx := context.Background()
+			op, err := client.Dial(ctx, sock, operatorToken)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer op.Close()
+			op.Open(ctx, "bench", 0)
+			c, err := client.Dial(ctx, sock, agentToken)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				res, err := c.Admit(ctx, "bench", fmt.Sprint(i), 1, client.AdmitOptions{})
+				if err != nil || res.Answer != core.AnswerAdmit {
+					b.Fatal(res, err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPipelined measures throughput: 64 goroutines pipelining admits on 4
+// connections (durable: they share fdatasyncs).
+func BenchmarkPipelined(b *testing.B) {
+	for _, durable := range []bool{false, true} {
+		name := "memory"
+		if durable {
+			name = "durable"
+		}
+		b.Run(name, func(b *testing.B) {
+			sock := benchServer(b, durable)
+			ctx := context.Background()
+			op, _ := client.Dial(ctx, sock, operatorToken)
+			defer op.Close()
+			op.Open(ctx, "bench", 0)
+			conns := make([]*client.Client, 4)
+			for i := range conns {
+				conns[i], _ = client.Dial(ctx, sock, agentToken)
+				defer conns[i].Close()
+			}
+			var seq atomic.Int64
+			b.SetParallelism(16) // 16 x GOMAXPROCS goroutines
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				c := conns[seq.Add(1)%4]
+				for pb.Next() {
+					k := seq.Add(1)
+					res, err := c.Admit(ctx, "bench", fmt.Sprint(k), 1, client.AdmitOptions{})
+					if err != nil || res.Answer != core.AnswerAdmit {
+						b.Error(res, err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
