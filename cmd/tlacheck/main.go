@@ -5,6 +5,7 @@
 // Usage:
 //
 //	tlacheck [-config X.cfg] [-deadlock] [-dump-graph FILE] X.tla
+//	tlacheck -all spec/tla [-quick]
 //	tlacheck -inductive -indinv IndInv -typeok TypeOK -safety Safety [-config X.cfg] X.tla
 //
 // Other exit codes: 10 ASSUME violated, 75 evaluation error, 150 parse error,
@@ -57,8 +58,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	typeOK := fs.String("typeok", "TypeOK", "type invariant: a conjunction of var \\in S generators (with -inductive)")
 	safety := fs.String("safety", "", "comma-separated safety operators implied by the inductive invariant (with -inductive)")
 	label := fs.String("label", "", "name for the summary line (default: module and config)")
+	all := fs.String("all", "", "check every DIR/*.cfg (module: the cfg name up to the first '_'), compare with TLC if TLA2TOOLS_JAR is set")
+	quick := fs.Bool("quick", false, "with -all: only DIR/*_quick.cfg")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
+	}
+	if *all != "" {
+		return runAll(*all, *quick, *progress, stdout)
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "usage: tlacheck [flags] Spec.tla")
