@@ -313,3 +313,54 @@ func Body(ctx context.Context, kind string) error {
 	time.Sleep(ToolBodyDuration)
 	return nil
 }
+
+// StopDrive runs invoke under a cancellable or deadline context and records
+// the stop; it then watches for late effects for SettleDuration.
+func StopDrive(ctx context.Context, env Env, how string, control bool, invoke func(context.Context) error) error {
+	var runCtx context.Context
+	var cancel context.CancelFunc
+	if how == "timeout" && !control {
+		runCtx, cancel = context.WithTimeout(ctx, StopAfterDuration)
+	} else {
+		runCtx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- invoke(runCtx) }()
+	report := func(err error) {
+		if err != nil {
+			env.Note("invoke returned error: " + shortErr(err))
+		} else {
+			env.Note("invoke returned")
+		}
+	}
+	switch {
+	case control:
+		report(<-done)
+		env.Stopped(ctx, how, cancel)
+	case how == "cancel":
+		_ = Sleep(ctx, StopAfterDuration)
+		env.Stopped(ctx, "cancel", cancel)
+		report(<-done)
+	default:
+		<-runCtx.Done()
+		env.Stopped(ctx, "timeout", nil)
+		report(<-done)
+	}
+	_ = Sleep(ctx, SettleDuration)
+	return nil
+}
+
+func shortErr(err error) string {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "context canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "context deadline exceeded"
+	}
+	s := err.Error()
+	if len(s) > 120 {
+		s = s[:120]
+	}
+	return s
+}

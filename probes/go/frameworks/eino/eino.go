@@ -6,7 +6,6 @@ package eino
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -166,62 +165,11 @@ func stopRun(how, body string, control bool) func(context.Context, harness.Env) 
 		if err != nil {
 			return err
 		}
-		return stopDrive(ctx, env, how, control, func(ctx context.Context) error {
+		return harness.StopDrive(ctx, env, how, control, func(ctx context.Context) error {
 			_, err := r.Invoke(ctx, map[string]any{})
 			return err
 		})
 	}
-}
-
-// stopDrive runs invoke under a cancellable or deadline context and records
-// the stop; it then watches for late effects for SettleDuration.
-func stopDrive(ctx context.Context, env harness.Env, how string, control bool, invoke func(context.Context) error) error {
-	var runCtx context.Context
-	var cancel context.CancelFunc
-	if how == "timeout" && !control {
-		runCtx, cancel = context.WithTimeout(ctx, harness.StopAfterDuration)
-	} else {
-		runCtx, cancel = context.WithCancel(ctx)
-	}
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- invoke(runCtx) }()
-	report := func(err error) {
-		if err != nil {
-			env.Note("invoke returned error: " + shortErr(err))
-		} else {
-			env.Note("invoke returned")
-		}
-	}
-	switch {
-	case control:
-		report(<-done)
-		env.Stopped(ctx, how, cancel)
-	case how == "cancel":
-		_ = harness.Sleep(ctx, harness.StopAfterDuration)
-		env.Stopped(ctx, "cancel", cancel)
-		report(<-done)
-	default:
-		<-runCtx.Done()
-		env.Stopped(ctx, "timeout", nil)
-		report(<-done)
-	}
-	_ = harness.Sleep(ctx, harness.SettleDuration)
-	return nil
-}
-
-func shortErr(err error) string {
-	switch {
-	case errors.Is(err, context.Canceled):
-		return "context canceled"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "context deadline exceeded"
-	}
-	s := err.Error()
-	if len(s) > 120 {
-		s = s[:120]
-	}
-	return s
 }
 
 type deleteArgs struct {
@@ -323,7 +271,7 @@ func toolStopRun(how, body string, control bool) func(context.Context, harness.E
 		if err != nil {
 			return err
 		}
-		return stopDrive(ctx, env, how, control, func(ctx context.Context) error {
+		return harness.StopDrive(ctx, env, how, control, func(ctx context.Context) error {
 			_, err := r.Invoke(ctx, schema.AssistantMessage("", []schema.ToolCall{callSend}), compose.WithCheckPointID("t1"))
 			return err
 		})
