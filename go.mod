@@ -3,9 +3,11 @@ module github.com/soundgate/soundgate
 go 1.26.0
 
 require (
+	github.com/anishathalye/porcupine v1.3.1 // indirect
 	github.com/cockroachdb/datadriven v1.0.3 // indirect
 	github.com/elastic/go-seccomp-bpf v1.6.0 // indirect
 	github.com/landlock-lsm/go-landlock v0.11.2 // indirect
+	github.com/leanovate/gopter v0.2.11 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect

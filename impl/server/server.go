@@ -270,3 +270,16 @@ func (s *Server) Expire() []core.RunID {
 	}
 	return out
 }
+
+// TimeoutRun times run r out now, as the gate's timer does when r's deadline passes
+// (logged, parked admits answered). It is for operators' tooling and for tests that
+// drive the Timeout action without a clock; it reports whether r changed.
+func (s *Server) TimeoutRun(r core.RunID) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rep, err := s.stepLocked(core.Command{Op: core.OpTimeout, Run: r})
+	if err == nil {
+		err = rep.Err
+	}
+	return rep.Persist, err
+}

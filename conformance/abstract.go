@@ -1,0 +1,130 @@
+package conformance
+
+import (
+	"fmt"
+
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/model"
+)
+
+// Abstract maps the implementation's state to a model state over c's names: the
+// abstraction function of the refinement. History variables are left empty; compare
+// with Strip(s) of the model's state.
+func Abstract(c model.Config, g *core.Gate, runName func(string) core.RunID) model.State {
+	s := Strip(model.Init(c))
+	for i, r := range c.Runs {
+		view, _, err := g.Status(runName(r), "")
+		if err != nil { // unknown_run: the run was never seen
+			continue
+		}
+		run := &s.Runs[i]
+		run.Status = runStatus(view.Status)
+		run.Epoch = int(view.Epoch)
+		for _, k := range view.Pending {
+			if j := index(c.Keys, string(k)); j >= 0 {
+				run.Pending[j] = true
+			}
+		}
+		for _, e := range g.Effects(runName(r)) {
+			j := index(c.Keys, string(e.Key))
+			if j < 0 {
+				continue
+			}
+			run.Effects[j] = model.Effect{Status: effectStatus(e.Status), Epoch: int(e.Epoch), Gated: e.Gated,
+				Approved: e.Approved, Outcome: outcome(e.Outcome)}
+		}
+	}
+	return s
+}
+
+// Strip returns s without its history variables (admit counts and contexts, doomed
+// keys): the part of the state the implementation has.
+func Strip(s model.State) model.State {
+	t := s.Clone()
+	for i := range t.Runs {
+		for k := range t.Runs[i].Doomed {
+			t.Runs[i].Doomed[k] = false
+		}
+		for k := range t.Runs[i].Effects {
+			t.Runs[i].Effects[k].Admits = 0
+			t.Runs[i].Effects[k].AdmitCtx = nil
+		}
+	}
+	return t
+}
+
+func index(names []string, n string) int {
+	for i, x := range names {
+		if x == n {
+			return i
+		}
+	}
+	return -1
+}
+
+func runStatus(s core.RunStatus) model.RunStatus { return model.RunStatus(s.String()) }
+
+func effectStatus(s core.EffectStatus) model.EffectStatus { return model.EffectStatus(s.String()) }
+
+func outcome(o core.Outcome) string {
+	if o == core.OutcomeNone {
+		return model.NoOutcome
+	}
+	return o.String()
+}
+
+// answerOf turns the implementation's reply to op into the model's form of an answer.
+func answerOf(op model.Op, rep core.Reply) model.Answer {
+	if rep.Err != nil {
+		return model.Answer{Err: errCode(rep.Err)}
+	}
+	switch op.Action {
+	case model.ActAdmit:
+		a := rep.Admit
+		return model.Answer{Admit: a.Answer.String(), Reason: a.Reason.String(), Outcome: a.Outcome.String()}
+	case model.ActDecide:
+		return model.Answer{Repeat: rep.Decide.Repeat}
+	case model.ActComplete:
+		return model.Answer{Repeat: rep.Complete.Repeat}
+	case model.ActOpen:
+		return model.Answer{Status: runStatus(rep.Open.Run.Status), Epoch: int(rep.Open.Run.Epoch)}
+	}
+	return model.Answer{Status: runStatus(rep.Run.Status), Epoch: int(rep.Run.Epoch)}
+}
+
+func errCode(err error) string {
+	type coded interface{ ErrorCode() string }
+	if ce, ok := err.(coded); ok {
+		return ce.ErrorCode()
+	}
+	if ce, ok := err.(*core.Error); ok {
+		return ce.Code
+	}
+	return "harness:" + err.Error()
+}
+
+// command turns a model operation into the core's command over the given run name.
+func command(op model.Op, run core.RunID) core.Command {
+	c := core.Command{Run: run, Key: core.Key(op.Key), Epoch: uint64(max(op.Epoch, 0)), Gated: op.Gated}
+	switch op.Action {
+	case model.ActOpen:
+		c.Op = core.OpOpen
+	case model.ActAdmit:
+		c.Op = core.OpAdmit
+	case model.ActDecide:
+		c.Op = core.OpDecide
+		c.Decision, _ = core.ParseDecision(op.Decision)
+	case model.ActComplete:
+		c.Op = core.OpComplete
+		c.Outcome, _ = core.ParseOutcome(op.Outcome)
+	case model.ActCancel:
+		c.Op = core.OpCancel
+	case model.ActFence:
+		c.Op = core.OpFence
+	case model.ActTimeout:
+		c.Op = core.OpTimeout
+	default:
+		panic(fmt.Sprintf("conformance: unknown action %q", op.Action))
+	}
+	return c
+}
