@@ -1,0 +1,213 @@
+// @soundgate/client: a client for the soundgate effect gate, with no
+// dependency beyond Node's standard library.
+//
+// One connection speaks newline-delimited JSON-RPC 2.0 (docs/protocol.md):
+// every request carries a client-chosen id, so calls pipeline, and answers
+// are matched by id, not by order. Answers are typed: admit resolves to an
+// AdmitAnswer (admit | held | duplicate | denied with a reason); a refused
+// request rejects with a GateError whose `type` is the server's error name
+// (forbidden, unknown_run, bad_epoch, ...).
+import net from "node:net";
+
+/** PROTOCOL_VERSION is the wire protocol version this client speaks. */
+export const PROTOCOL_VERSION = 1;
+/** LINE_BYTES_MAX bounds one answer line, as the server bounds requests. */
+export const LINE_BYTES_MAX = 64 * 1024;
+/** WAIT_MS_MAX is the longest wait_ms the server accepts for one admit. */
+export const WAIT_MS_MAX = 5 * 60 * 1000;
+
+/** GateError is a request the gate refused; `type` names the error (e.g. "forbidden"). */
+export class GateError extends Error {
+  constructor(method, err) {
+    super(`soundgate/client: ${method}: ${err.message}`);
+    this.name = "GateError";
+    this.method = method;
+    this.code = err.code;
+    this.type = err.data?.type ?? "unknown";
+    this.field = err.data?.field;
+    this.data = err.data;
+  }
+}
+
+/** ConnectionClosedError rejects every call in flight when the connection ends. */
+export class ConnectionClosedError extends Error {
+  constructor(cause) {
+    super(`soundgate/client: connection closed${cause ? `: ${cause.message ?? cause}` : ""}`);
+    this.name = "ConnectionClosedError";
+    this.cause = cause;
+  }
+}
+
+/** ProtocolError is an answer this client cannot read (a server or transport fault). */
+export class ProtocolError extends Error {
+  constructor(msg) {
+    super(`soundgate/client: protocol: ${msg}`);
+    this.name = "ProtocolError";
+  }
+}
+
+/** ANSWERS are the admit answers; REASONS the denial reasons (docs/contract.md). */
+export const ANSWERS = Object.freeze(["admit", "held", "duplicate", "denied"]);
+export const REASONS = Object.freeze(["cancelled", "timed_out", "stale_epoch", "rejected"]);
+
+/**
+ * AdmitAnswer is the gate's answer to admit: `answer` is one of ANSWERS;
+ * `reason` is set when denied; `epoch` is the run's epoch; `outcome` and
+ * `result` are set for a duplicate of a completed effect.
+ */
+export class AdmitAnswer {
+  constructor(raw) {
+    if (!ANSWERS.includes(raw?.answer)) throw new ProtocolError(`unknown admit answer ${JSON.stringify(raw?.answer)}`);
+    if (raw.answer === "denied" && !REASONS.includes(raw.reason)) throw new ProtocolError(`unknown denial reason ${JSON.stringify(raw.reason)}`);
+    this.answer = raw.answer;
+    this.reason = raw.reason;
+    this.epoch = raw.epoch;
+    this.outcome = raw.outcome;
+    this.result = raw.result;
+  }
+  /** admitted reports whether the caller may perform the effect now. */
+  get admitted() { return this.answer === "admit"; }
+  get held() { return this.answer === "held"; }
+  get duplicate() { return this.answer === "duplicate"; }
+  get denied() { return this.answer === "denied"; }
+  toString() { return this.denied ? `denied(${this.reason})` : this.answer; }
+}
+
+/**
+ * connect opens a connection and presents `token` in a hello.
+ * Options: {host, port} for TCP or {path} for a Unix socket; token (required).
+ * Resolves to a Client whose `role` is what the server granted.
+ */
+export async function connect({ host = "127.0.0.1", port, path, token, signal } = {}) {
+  if (!token) throw new TypeError("soundgate/client: connect needs a token");
+  const sock = await new Promise((resolve, reject) => {
+    const s = path ? net.connect({ path }) : net.connect({ host, port });
+    const onErr = (e) => reject(new ConnectionClosedError(e));
+    s.once("error", onErr);
+    s.once("connect", () => { s.off("error", onErr); resolve(s); });
+    signal?.addEventListener("abort", () => { s.destroy(); reject(signal.reason); }, { once: true });
+  });
+  const c = new Client(sock);
+  const hello = await c._call("hello", { version: PROTOCOL_VERSION, token });
+  c.role = hello.role;
+  c.server = hello.server;
+  return c;
+}
+
+/** Client is one connection to the gate. Calls may be issued concurrently (pipelined). */
+export class Client {
+  constructor(sock) {
+    this._sock = sock;
+    this._nextId = 1;
+    this._inflight = new Map();
+    this._buf = "";
+    this._closed = null;
+    sock.setEncoding("utf8");
+    sock.setNoDelay(true);
+    sock.on("data", (d) => this._onData(d));
+    sock.on("error", (e) => this._fail(new ConnectionClosedError(e)));
+    sock.on("close", () => this._fail(new ConnectionClosedError()));
+  }
+
+  _onData(chunk) {
+    this._buf += chunk;
+    let nl;
+    while ((nl = this._buf.indexOf("\n")) >= 0) {
+      const line = this._buf.slice(0, nl);
+      this._buf = this._buf.slice(nl + 1);
+      if (line.trim()) this._onLine(line);
+    }
+    if (this._buf.length > LINE_BYTES_MAX) this._fail(new ProtocolError(`answer line longer than ${LINE_BYTES_MAX} bytes`), true);
+  }
+
+  _onLine(line) {
+    let msg;
+    try { msg = JSON.parse(line); } catch { return this._fail(new ProtocolError(`not JSON: ${line.slice(0, 80)}`), true); }
+    const w = this._inflight.get(msg.id);
+    if (!w) {
+      // an error without an id is about the connection itself (e.g. unauthenticated)
+      if (msg.id == null && msg.error) return this._fail(new GateError("connection", msg.error), true);
+      return;
+    }
+    this._inflight.delete(msg.id);
+    if (msg.error) w.reject(new GateError(w.method, msg.error));
+    else w.resolve(msg.result);
+  }
+
+  _fail(err, destroy = false) {
+    if (!this._closed) this._closed = err;
+    for (const w of this._inflight.values()) w.reject(this._closed);
+    this._inflight.clear();
+    if (destroy) this._sock.destroy();
+  }
+
+  _call(method, params) {
+    if (this._closed) return Promise.reject(this._closed);
+    const id = this._nextId++;
+    return new Promise((resolve, reject) => {
+      this._inflight.set(id, { method, resolve, reject });
+      this._sock.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
+    });
+  }
+
+  /** open creates run `run` (idempotent); timeoutMs sets its deadline on the gate's clock. */
+  open(run, { timeoutMs } = {}) {
+    return this._call("open", timeoutMs ? { run, timeout_ms: timeoutMs } : { run });
+  }
+
+  /**
+   * admit asks to perform effect `key` of `run` now, at `epoch`. Options:
+   * gated (the effect needs its own approval), waitMs (park on the gate up to
+   * this long instead of answering held at once). Resolves to an AdmitAnswer.
+   */
+  async admit(run, key, epoch, { gated = false, waitMs = 0 } = {}) {
+    if (!Number.isSafeInteger(epoch) || epoch < 1) throw new TypeError("soundgate/client: epoch must be a positive integer");
+    if (!Number.isSafeInteger(waitMs) || waitMs < 0 || waitMs > WAIT_MS_MAX) throw new TypeError(`soundgate/client: waitMs must be an integer in [0, ${WAIT_MS_MAX}]`);
+    const params = { run, key, epoch };
+    if (gated) params.gated = true;
+    if (waitMs) params.wait_ms = waitMs;
+    return new AdmitAnswer(await this._call("admit", params));
+  }
+
+  /**
+   * admitWait asks like admit and, while the answer is held, asks again with
+   * waitMs per ask until `totalMs` has passed or `signal` aborts. It resolves
+   * to the first answer that is not held, or to the last held answer.
+   */
+  async admitWait(run, key, epoch, { gated = false, waitMs = 1000, totalMs = 60000, signal } = {}) {
+    const until = Date.now() + totalMs;
+    let a = await this.admit(run, key, epoch, { gated, waitMs: Math.min(waitMs, totalMs) });
+    while (a.held && Date.now() < until && !signal?.aborted) {
+      a = await this.admit(run, key, epoch, { waitMs: Math.max(1, Math.min(waitMs, until - Date.now())) });
+    }
+    return a;
+  }
+
+  /** decide approves or rejects the pending approval `key` of `run` (approver role). */
+  decide(run, key, decision) {
+    if (decision !== "approve" && decision !== "reject") throw new TypeError("soundgate/client: decision must be approve or reject");
+    return this._call("decide", { run, key, decision });
+  }
+
+  /** complete records the outcome ("ok" | "failed") and result of an admitted effect. */
+  complete(run, key, outcome = "ok", result = "") {
+    if (outcome !== "ok" && outcome !== "failed") throw new TypeError("soundgate/client: outcome must be ok or failed");
+    return this._call("complete", result ? { run, key, outcome, result } : { run, key, outcome });
+  }
+
+  /** cancel makes `run` cancelled (operator role); resolves to {run, status, epoch}. */
+  cancel(run) { return this._call("cancel", { run }); }
+
+  /** fence moves `run` to a new epoch (operator role); resolves to {run, status, epoch}. */
+  fence(run) { return this._call("fence", { run }); }
+
+  /** status reads run `run`, and effect `key` when given. */
+  status(run, key) { return this._call("status", key ? { run, key } : { run }); }
+
+  /** close ends the connection; calls in flight reject with ConnectionClosedError. */
+  close() {
+    this._fail(new ConnectionClosedError());
+    this._sock.end();
+    this._sock.destroy();
+  }
+}
