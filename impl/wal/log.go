@@ -66,6 +66,7 @@ type Log struct {
 	durable   LSN           // last on stable storage
 	err       error         // sticky *FailedError
 	closing   bool
+	idle      bool // the committer waits for work: Append must signal it
 	closed    bool
 	appended  bool // Append was called: no Replay any more
 	replayed  bool
@@ -251,7 +252,10 @@ func (l *Log) Append(rec []byte) (LSN, error) {
 	l.activeLen += int64(size)
 	l.pendBytes += size
 	l.stats.Records++
-	l.work.Signal()
+	if l.idle {
+		l.idle = false // one wake-up per batch, not one per record
+		l.work.Signal()
+	}
 	return lsn, nil
 }
 
@@ -384,8 +388,10 @@ func (l *Log) commitLoop() {
 	l.mu.Lock()
 	for {
 		for len(l.pending) == 0 && !l.closing && l.err == nil {
+			l.idle = true
 			l.work.Wait()
 		}
+		l.idle = false
 		if l.err != nil || len(l.pending) == 0 {
 			l.mu.Unlock()
 			return // failed, or closing with nothing left to write
@@ -409,7 +415,7 @@ func (l *Log) commitLoop() {
 		close(l.durableCh)
 		l.durableCh = make(chan struct{})
 		for _, c := range batch {
-			if cap(c.data) <= 1<<20 && len(l.spare) < 4 {
+			if cap(c.data) <= 4<<20 && len(l.spare) < 4 {
 				l.spare = append(l.spare, c.data)
 			}
 		}

@@ -141,6 +141,7 @@ func TestCloseFlushes(t *testing.T) {
 		t.Fatal(err)
 	}
 	fsys.Crash(nil) // only what was synced survives
+	fsys.Restart()
 	l2 := mustOpen(t, fsys, 0)
 	defer l2.Close()
 	if r := replayAll(t, l2); len(r.recs) != 10 {

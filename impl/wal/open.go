@@ -43,10 +43,10 @@ type recovered struct {
 	snapPath  string
 	state     []byte
 	segments  []segment
-	lastLSN   LSN   // last intact record (or the snapshot's LSN if later; see Open)
-	tornAt    int64 // offset where the last segment's torn tail starts, -1 if none
-	tornSeg   bool  // the last segment's header is torn: remove it
-	tornBytes int64 // bytes cut by the repair
+	lastLSN   LSN    // last intact record (or the snapshot's LSN if later; see Open)
+	tornAt    int64  // offset where the last segment's torn tail starts, -1 if none
+	tornSeg   string // path of a last segment whose header is torn: remove it
+	tornBytes int64  // bytes cut by the repair
 }
 
 // recoverDir scans dir, verifies every snapshot and segment, and decides what to
@@ -114,9 +114,8 @@ func recoverDir(fsys walfs.FS, dir string) (*recovered, []string, error) {
 			if last && len(b) < segmentHeaderBytes {
 				// Created, header not yet durable when the machine stopped: it holds
 				// no record. Recovery removes it.
-				rec.tornSeg = true
+				rec.tornSeg = p
 				rec.tornBytes = int64(len(b))
-				rec.segments = append(rec.segments, segment{num: num, firstLSN: prevLast + 1, path: p})
 				break
 			}
 			return nil, nil, &CorruptError{Path: p, Offset: 0, Reason: herr.Error()}
@@ -164,19 +163,10 @@ func recoverDir(fsys walfs.FS, dir string) (*recovered, []string, error) {
 		junk = append(junk, segmentName(rec.segments[0].num))
 		rec.segments = rec.segments[1:]
 	}
-	if len(rec.segments) > 0 && !rec.tornSeg && rec.lastLSN < rec.snapLSN {
-		return nil, nil, &CorruptError{Path: rec.segments[len(rec.segments)-1].path, Offset: -1,
-			Reason: fmt.Sprintf("log ends at lsn %d, before its snapshot at %d", rec.lastLSN, rec.snapLSN)}
-	}
 	if len(rec.segments) == 0 && rec.snapLSN > 0 {
 		return nil, nil, &CorruptError{Path: rec.snapPath, Offset: -1, Reason: "snapshot without any segment"}
 	}
-	if rec.tornSeg && len(rec.segments) == 1 && rec.snapLSN > 0 {
-		// Only a torn, empty segment after compaction cannot happen: compaction
-		// keeps the active segment.
-		return nil, nil, &CorruptError{Path: rec.segments[0].path, Offset: -1, Reason: "only segment after a snapshot has no header"}
-	}
-	if rec.tornSeg && rec.lastLSN < rec.snapLSN {
+	if rec.lastLSN < rec.snapLSN {
 		return nil, nil, &CorruptError{Path: rec.segments[len(rec.segments)-1].path, Offset: -1,
 			Reason: fmt.Sprintf("log ends at lsn %d, before its snapshot at %d", rec.lastLSN, rec.snapLSN)}
 	}
@@ -193,12 +183,10 @@ func repair(fsys walfs.FS, dir string, rec *recovered, junk []string) error {
 		}
 		dirty = true
 	}
-	if rec.tornSeg {
-		s := rec.segments[len(rec.segments)-1]
-		if err := fsys.Remove(s.path); err != nil {
-			return fmt.Errorf("soundgate/wal: remove torn segment %s: %w", s.path, err)
+	if rec.tornSeg != "" {
+		if err := fsys.Remove(rec.tornSeg); err != nil {
+			return fmt.Errorf("soundgate/wal: remove torn segment %s: %w", rec.tornSeg, err)
 		}
-		rec.segments = rec.segments[:len(rec.segments)-1]
 		dirty = true
 	}
 	if dirty {

@@ -110,7 +110,7 @@ func Run(cfg Config) (Result, error) {
 		fsys.Restart()
 		l, err := wal.Open(dir, opts)
 		if err != nil {
-			return fail("recovery refused the log: %v", err)
+			return fail("recovery refused the log: %v; files: %s\nrecent file-system operations:\n  %s", err, listing(fsys), strings.Join(fsys.Trace(), "\n  "))
 		}
 		st := l.Stats()
 		if st.TornBytes > 0 {
@@ -278,4 +278,14 @@ func countSegments(fsys *walfs.FaultFS) int {
 		}
 	}
 	return n
+}
+
+// listing names the files of the log's directory and their sizes, for a failure report.
+func listing(fsys *walfs.FaultFS) string {
+	names, _ := fsys.ReadDir(dir)
+	var b strings.Builder
+	for _, name := range names {
+		fmt.Fprintf(&b, "%s(%d) ", name, fsys.Size(dir+"/"+name))
+	}
+	return b.String()
 }

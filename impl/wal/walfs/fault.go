@@ -92,8 +92,10 @@ type FaultFS struct {
 	crashAt  int64              // crash when the mutating op count reaches this; 0: never
 	crashRng *rand.Rand         // random source of the scheduled crash
 	nMut     int64              // mutating operations so far
-	crashed  bool               // a scheduled crash happened (until Crash is called by the test)
+	crashed  bool               // a scheduled crash happened (until Restart)
+	down     bool               // crashed and not restarted: every operation fails
 	onCrash  func()             // called (with mu held) when a scheduled crash happens
+	trace    []string           // the last traceMax operations, for failure reports
 	syncWait time.Duration      // each successful Sync takes this long (outside mu)
 }
 
@@ -173,19 +175,23 @@ func (m *FaultFS) Ops(op Op) int64 {
 }
 
 // Crash simulates a machine crash now: see the durability model on FaultFS. Handles
-// opened before the crash fail with ErrCrashed from now on.
+// opened before the crash fail with ErrCrashed from now on, and so does every
+// operation until Restart (the crashed program is dead: a goroutine of it that is
+// still running must not touch the disk).
 func (m *FaultFS) Crash(rng *rand.Rand) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.crashLocked(rng)
 }
 
-// Restart clears the crashed flag and any scheduled crash, for the next life of the
-// program on the same file system.
+// Restart brings the file system back after a crash, for the next life of the
+// program, and clears the crashed flag, a scheduled crash and pending faults. Call it
+// once every goroutine of the crashed life has stopped.
 func (m *FaultFS) Restart() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.crashed = false
+	m.down = false
 	m.crashAt = 0
 	m.onCrash = nil
 	m.faults = nil
@@ -193,6 +199,8 @@ func (m *FaultFS) Restart() {
 
 func (m *FaultFS) crashLocked(rng *rand.Rand) {
 	m.gen++
+	m.down = true
+	m.note("CRASH")
 	// Namespace: durable entries plus a random prefix of each directory's changes.
 	names := make(map[string]*inode, len(m.durNames))
 	for p, n := range m.durNames {
@@ -211,6 +219,9 @@ func (m *FaultFS) crashLocked(rng *rand.Rand) {
 		}
 		for _, op := range ops[:keep] {
 			applyDirOp(names, op)
+		}
+		for _, op := range ops[keep:] {
+			m.note("  lost: %s %s -> %s", op.kind, filepath.Base(op.from), filepath.Base(op.to))
 		}
 	}
 	m.names = names
@@ -257,11 +268,30 @@ func applyDirOp(names map[string]*inode, op dirOp) {
 	}
 }
 
+// traceMax is how many recent operations Trace returns.
+const traceMax = 400
+
+func (m *FaultFS) note(format string, args ...any) {
+	if len(m.trace) >= traceMax {
+		m.trace = append(m.trace[:0], m.trace[len(m.trace)-traceMax/2:]...)
+	}
+	m.trace = append(m.trace, fmt.Sprintf(format, args...))
+}
+
+// Trace returns the most recent operations (up to a few hundred), oldest first, for
+// a failure report.
+func (m *FaultFS) Trace() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.trace...)
+}
+
 // begin accounts an operation, fires a matching fault, and runs a scheduled crash.
 // It returns the fault (if one fired) and whether a scheduled crash fires with this op.
 // Called with m.mu held.
 func (m *FaultFS) begin(op Op, path string) (fault *Fault, crash bool) {
 	m.ops[op]++
+	m.note("%s %s", op, filepath.Base(path))
 	if op != OpReadFile {
 		m.nMut++
 		if m.crashAt > 0 && m.nMut >= m.crashAt && !m.crashed {
@@ -312,6 +342,9 @@ func (m *FaultFS) dirOf(path string) string { return filepath.Dir(path) }
 func (m *FaultFS) MkdirAll(dir string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.down {
+		return pathErr(OpCreate, dir, ErrCrashed)
+	}
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		m.dirs[d] = true
 		if d == filepath.Dir(d) {
@@ -325,6 +358,9 @@ func (m *FaultFS) MkdirAll(dir string) error {
 func (m *FaultFS) ReadDir(dir string) ([]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.down {
+		return nil, pathErr(OpReadFile, dir, ErrCrashed)
+	}
 	dir = filepath.Clean(dir)
 	if !m.dirs[dir] {
 		return nil, pathErr(OpReadFile, dir, fs.ErrNotExist)
@@ -343,6 +379,9 @@ func (m *FaultFS) ReadDir(dir string) ([]string, error) {
 func (m *FaultFS) Create(path string) (File, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.down {
+		return nil, pathErr(OpCreate, path, ErrCrashed)
+	}
 	path = filepath.Clean(path)
 	f, crash := m.begin(OpCreate, path)
 	if crash {
@@ -368,6 +407,9 @@ func (m *FaultFS) Create(path string) (File, error) {
 func (m *FaultFS) OpenAppend(path string) (File, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.down {
+		return nil, pathErr(OpOpenAppend, path, ErrCrashed)
+	}
 	path = filepath.Clean(path)
 	f, crash := m.begin(OpOpenAppend, path)
 	if crash {
@@ -387,6 +429,9 @@ func (m *FaultFS) OpenAppend(path string) (File, error) {
 func (m *FaultFS) ReadFile(path string) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.down {
+		return nil, pathErr(OpReadFile, path, ErrCrashed)
+	}
 	path = filepath.Clean(path)
 	if f, _ := m.begin(OpReadFile, path); f != nil {
 		return nil, pathErr(OpReadFile, path, f.Err)
@@ -402,6 +447,9 @@ func (m *FaultFS) ReadFile(path string) ([]byte, error) {
 func (m *FaultFS) Rename(oldPath, newPath string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.down {
+		return pathErr(OpRename, newPath, ErrCrashed)
+	}
 	oldPath, newPath = filepath.Clean(oldPath), filepath.Clean(newPath)
 	f, crash := m.begin(OpRename, newPath)
 	if crash {
@@ -428,6 +476,9 @@ func (m *FaultFS) Rename(oldPath, newPath string) error {
 func (m *FaultFS) Remove(path string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.down {
+		return pathErr(OpRemove, path, ErrCrashed)
+	}
 	path = filepath.Clean(path)
 	f, crash := m.begin(OpRemove, path)
 	if crash {
@@ -449,6 +500,9 @@ func (m *FaultFS) Remove(path string) error {
 func (m *FaultFS) SyncDir(dir string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.down {
+		return pathErr(OpSyncDir, dir, ErrCrashed)
+	}
 	dir = filepath.Clean(dir)
 	f, crash := m.begin(OpSyncDir, dir)
 	if crash {
@@ -515,7 +569,7 @@ func (f *faultFile) check(op Op) error {
 	if f.closed {
 		return pathErr(op, f.path, os.ErrClosed)
 	}
-	if f.gen != f.fs.gen {
+	if f.gen != f.fs.gen || f.fs.down {
 		return pathErr(op, f.path, ErrCrashed)
 	}
 	return nil

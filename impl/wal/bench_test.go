@@ -1,0 +1,146 @@
+package wal
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/soundgate/soundgate/impl/wal/walfs"
+)
+
+// benchDirEnv names a directory on the disk to measure; the default is the test's
+// temporary directory. Measure on a real disk, not tmpfs: the figures are fdatasyncs.
+const benchDirEnv = "SOUNDGATE_WAL_BENCH_DIR"
+
+// benchRecordBytes is the payload of a benchmark record, about one admit command.
+const benchRecordBytes = 64
+
+func benchDir(b *testing.B) string {
+	if d := os.Getenv(benchDirEnv); d != "" {
+		dir, err := os.MkdirTemp(d, "walbench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { os.RemoveAll(dir) })
+		return dir
+	}
+	return b.TempDir()
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))]
+}
+
+// BenchmarkAppendWait measures the log alone: each operation is one Append and its
+// WaitDurable, issued by N concurrent waiters that share group commits. It reports
+// records/s, the latency percentiles of one operation, and records per fdatasync.
+func BenchmarkAppendWait(b *testing.B) {
+	for _, waiters := range []int{1, 16, 64, 256} {
+		b.Run(fmt.Sprintf("waiters=%d", waiters), func(b *testing.B) {
+			l, err := Open(benchDir(b), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			if err := l.Replay(nil, nil); err != nil {
+				b.Fatal(err)
+			}
+			rec := make([]byte, benchRecordBytes)
+			lat := make([]time.Duration, b.N)
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			var failed atomic.Value
+			b.ResetTimer()
+			start := time.Now()
+			for w := 0; w < waiters; w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						i := next.Add(1) - 1
+						if i >= int64(b.N) {
+							return
+						}
+						t0 := time.Now()
+						lsn, err := l.Append(rec)
+						if err == nil {
+							err = l.WaitDurable(context.Background(), lsn)
+						}
+						if err != nil {
+							failed.Store(err)
+							return
+						}
+						lat[i] = time.Since(t0)
+					}
+				}()
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			if err, _ := failed.Load().(error); err != nil {
+				b.Fatal(err)
+			}
+			slices.Sort(lat)
+			st := l.Stats()
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "records/s")
+			b.ReportMetric(float64(percentile(lat, 0.50).Microseconds()), "p50-µs")
+			b.ReportMetric(float64(percentile(lat, 0.99).Microseconds()), "p99-µs")
+			b.ReportMetric(float64(st.Records)/float64(max(st.Syncs, 1)), "records/sync")
+		})
+	}
+}
+
+// BenchmarkFdatasync is the reference: one 64-byte append and one fdatasync per
+// operation on the same disk, with no log around it. Its p50 is the floor of a lone
+// waiter's latency in BenchmarkAppendWait.
+func BenchmarkFdatasync(b *testing.B) {
+	f, err := walfs.OS{}.Create(filepath.Join(benchDir(b), "raw"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	rec := make([]byte, benchRecordBytes+recordHeaderBytes)
+	lat := make([]time.Duration, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if _, err := f.Write(rec); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		lat[i] = time.Since(t0)
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(percentile(lat, 0.50).Microseconds()), "p50-µs")
+	b.ReportMetric(float64(percentile(lat, 0.99).Microseconds()), "p99-µs")
+}
+
+// BenchmarkAppend is Append alone (no waiting), to show it is cheap: the cost the
+// server pays under its lock.
+func BenchmarkAppend(b *testing.B) {
+	l, err := Open(benchDir(b), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	rec := make([]byte, benchRecordBytes)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := l.Append(rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package walfs
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"math/rand/v2"
+	"syscall"
+	"testing"
+)
+
+func write(t *testing.T, f File, s string) {
+	t.Helper()
+	if _, err := f.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCrashDropsWhatWasNotSynced: the durability model, case by case.
+func TestCrashDropsWhatWasNotSynced(t *testing.T) {
+	m := NewFaultFS()
+	m.MkdirAll("/d")
+	a, _ := m.Create("/d/a")
+	write(t, a, "synced")
+	a.Sync()
+	m.SyncDir("/d")
+	write(t, a, "+lost")
+	b, _ := m.Create("/d/b") // entry never synced
+	write(t, b, "x")
+	b.Sync()
+	m.Crash(nil)
+	if _, err := m.ReadFile("/d/a"); !errors.Is(err, ErrCrashed) {
+		t.Errorf("read before Restart: %v, want ErrCrashed (the crashed program is dead)", err)
+	}
+	if err := m.Remove("/d/a"); !errors.Is(err, ErrCrashed) {
+		t.Errorf("remove before Restart: %v, want ErrCrashed", err)
+	}
+	m.Restart()
+	if got, _ := m.ReadFile("/d/a"); string(got) != "synced" {
+		t.Errorf("a = %q, want the synced content only", got)
+	}
+	if _, err := m.ReadFile("/d/b"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("b survived without a directory sync: %v", err)
+	}
+	if _, err := a.Write([]byte("z")); !errors.Is(err, ErrCrashed) {
+		t.Errorf("old handle after crash: %v, want ErrCrashed", err)
+	}
+}
+
+// TestCrashKeepsAPrefix: with a random source, a crash keeps a prefix of the
+// unsynced bytes and a prefix of the unsynced directory changes.
+func TestCrashKeepsAPrefix(t *testing.T) {
+	lens := map[int]bool{}
+	for seed := uint64(0); seed < 200; seed++ {
+		m := NewFaultFS()
+		m.MkdirAll("/d")
+		a, _ := m.Create("/d/a")
+		write(t, a, "0123")
+		a.Sync()
+		m.SyncDir("/d")
+		write(t, a, "456789")
+		m.Rename("/d/a", "/d/b")
+		m.Crash(rand.New(rand.NewPCG(seed, 0)))
+		m.Restart()
+		got, errA := m.ReadFile("/d/a")
+		if errA != nil {
+			got, _ = m.ReadFile("/d/b")
+		}
+		if !bytes.HasPrefix([]byte("0123456789"), got) || len(got) < 4 {
+			t.Fatalf("seed %d: content %q is not a prefix that keeps the synced part", seed, got)
+		}
+		lens[len(got)] = true
+	}
+	if len(lens) < 5 {
+		t.Errorf("crashes kept only lengths %v: the prefix is not random", lens)
+	}
+}
+
+// TestFaults: injected faults fire once, on the matching operation, after Skip.
+func TestFaults(t *testing.T) {
+	m := NewFaultFS()
+	m.MkdirAll("/d")
+	f, _ := m.Create("/d/x.wal")
+	m.Inject(Fault{Op: OpWrite, Path: ".wal", Skip: 1, ShortBytes: 2, Err: syscall.EIO})
+	write(t, f, "ok")
+	n, err := f.Write([]byte("abcdef"))
+	if n != 2 || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("short write: n=%d err=%v", n, err)
+	}
+	write(t, f, "!") // one-shot
+	if got, _ := m.ReadFile("/d/x.wal"); string(got) != "okab!" {
+		t.Fatalf("content %q", got)
+	}
+	m.Inject(Fault{Op: OpSync})
+	if err := f.Sync(); !errors.Is(err, ErrInjected) {
+		t.Fatalf("sync fault: %v", err)
+	}
+	m.SetCapacity(7)
+	n, err = f.Write([]byte("0123"))
+	if n != 2 || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("disk full: n=%d err=%v", n, err)
+	}
+}
+
+// TestCrashAtOp: a scheduled crash fires at the n-th mutating operation.
+func TestCrashAtOp(t *testing.T) {
+	m := NewFaultFS()
+	m.MkdirAll("/d")
+	f, _ := m.Create("/d/a")
+	m.SyncDir("/d")
+	m.CrashAtOp(3, nil, nil)
+	write(t, f, "1")
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("2")); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("third op: %v, want ErrCrashed", err)
+	}
+	if !m.Crashed() {
+		t.Fatal("Crashed() is false")
+	}
+	m.Restart()
+	if got, _ := m.ReadFile("/d/a"); string(got) != "1" {
+		t.Fatalf("content after crash %q, want the synced %q", got, "1")
+	}
+}
