@@ -34,7 +34,7 @@ async function withTimeout(p, ms) {
   try { return await Promise.race([p, to]); } finally { clearTimeout(t); }
 }
 
-const { mediatedEnv, gateAvailable } = await import("./lib/mediated.mjs").catch(() => ({ mediatedEnv: null, gateAvailable: async () => "lib/mediated.mjs missing" }));
+import { mediatedEnv, gateAvailable, stopGate } from "./lib/mediated.mjs";
 const variants = variantArg === "all" ? ["unmodified", "mediated"] : [variantArg];
 const gateProblem = variants.includes("mediated") ? await gateAvailable() : null;
 
@@ -53,14 +53,15 @@ for (const m of modules) {
         let rec;
         if (probe.unavailable) {
           rec = { ...base, verdict: "UNAVAILABLE", reason: probe.unavailable, events: [] };
-        } else if (variant === "mediated" && (gateProblem || !mod.mediated)) {
-          rec = { ...base, verdict: "UNAVAILABLE", reason: gateProblem || "no mediated variant for this primitive", events: [] };
+        } else if (variant === "mediated" && gateProblem) {
+          rec = { ...base, verdict: "UNAVAILABLE", reason: gateProblem, events: [] };
         } else {
           const env = variant === "mediated" ? await mediatedEnv(mod, probe, id) : unmodifiedEnv();
           try {
             await withTimeout(probe.run(env), probeTimeoutMs);
             const r = applyRule(probe.property, env.log.events);
-            rec = { ...base, verdict: r.violation ? "VIOLATION" : "CLEAN", reason: r.reason, events: env.log.events };
+            const committed = env.log.events.filter((e) => e.kind === "effect").map((e) => e.key);
+            rec = { ...base, verdict: r.violation ? "VIOLATION" : "CLEAN", reason: r.reason, committed, events: env.log.events };
           } catch (e) {
             errors++;
             rec = { ...base, verdict: "ERROR", reason: String(e?.stack || e), events: env.log.events };
@@ -83,7 +84,9 @@ for (const m of modules) {
     }
   }
 }
+await stopGate();
+if (gateProblem) console.log(`mediated variant UNAVAILABLE: ${gateProblem}`);
 writeFileSync(join(outDir, "js.summary.json"), JSON.stringify(results.map(({ events, ...r }) => r), null, 2) + "\n");
 const count = (v) => results.filter((r) => r.verdict === v).length;
 console.log(`js probes: ${results.length} runs, ${count("VIOLATION")} VIOLATION, ${count("CLEAN")} CLEAN, ${count("UNAVAILABLE")} UNAVAILABLE, ${count("ERROR")} ERROR`);
-process.exit(errors ? 1 : 0);
+process.exit(errors || (gateProblem && process.env.CI === "true") ? 1 : 0);

@@ -37,13 +37,18 @@ function siblingNode(env) {
 }
 
 function build(env, { parallel, prepareFirst = false, stopOnReject = false }) {
+  // plan is the step that decides what the next superstep does; the
+  // mediated variant's adapter registers the plan with the gate here.
+  const effects = [...(prepareFirst ? ["prepare"] : []), "delete", "send_email"];
   const g = new StateGraph(State)
+    .addNode("plan", async () => { await env.plan(PLAN, { gated: ["delete"], effects }); return {}; })
     .addNode("gated", gatedNode(env, { prepareFirst }))
-    .addNode("sibling", siblingNode(env));
+    .addNode("sibling", siblingNode(env))
+    .addEdge(START, "plan");
   if (parallel) {
-    g.addEdge(START, "gated").addEdge(START, "sibling").addEdge("gated", END).addEdge("sibling", END);
+    g.addEdge("plan", "gated").addEdge("plan", "sibling").addEdge("gated", END).addEdge("sibling", END);
   } else {
-    g.addEdge(START, "gated");
+    g.addEdge("plan", "gated");
     if (stopOnReject) g.addConditionalEdges("gated", (s) => (s.decision === "approve" ? "sibling" : END), ["sibling", END]);
     else g.addEdge("gated", "sibling");
     g.addEdge("sibling", END);

@@ -43,19 +43,20 @@ const callSend = { name: "send_email", args: { to: "ops@example.org" }, id: "cal
 
 // scriptedModel is the fake model: it answers each turn from a fixed script,
 // and ends the run as soon as a tool reports a rejection.
-function scriptedModel(turns) {
+function scriptedModel(env, turns) {
   return async (state) => {
     const last = state.messages[state.messages.length - 1];
     const done = state.messages.filter((m) => m._getType?.() === "ai" || m.getType?.() === "ai").length;
     if (last && String(last.content).includes("rejected")) return { messages: [new AIMessage("stopping: the user rejected")] };
     const calls = turns[done];
+    if (calls?.some((c) => c.name === "delete_file")) await env.plan(PLAN, { gated: ["delete"], effects: calls.map(effectKey) });
     return { messages: [new AIMessage({ content: "", tool_calls: calls || [] })] };
   };
 }
 
 function build(env, turns, opts = {}) {
   return new StateGraph(MessagesAnnotation)
-    .addNode("agent", scriptedModel(turns))
+    .addNode("agent", scriptedModel(env, turns))
     .addNode("tools", new ToolNode(tools(env, opts)))
     .addEdge(START, "agent")
     .addConditionalEdges("agent", (s) => (s.messages[s.messages.length - 1].tool_calls?.length ? "tools" : END), ["tools", END])
@@ -94,6 +95,9 @@ async function stopRun(env, how, body, { control = false } = {}) {
   }
   await sleep(TIMING.settleMs);
 }
+
+// effectKey is the gate key of a tool call's effect (stable across replays).
+const effectKey = (c) => (c.name === "delete_file" ? "delete" : "send_email");
 
 const parallel = [[callDelete, callSend]];
 const sequential = [[callDelete], [callSend]];

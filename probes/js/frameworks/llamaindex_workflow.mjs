@@ -23,7 +23,9 @@ function build(env, { parallel, prepareFirst = false }) {
   const stop = workflowEvent({ debugLabel: "stop" });
   const { withState } = createStatefulMiddleware(() => ({}));
   const wf = withState(createWorkflow());
-  wf.handle([start], (ctx) => {
+  wf.handle([start], async (ctx) => {
+    // the fan-out point: the mediated adapter registers the plan here
+    await env.plan(PLAN, { gated: ["delete"], effects: [...(prepareFirst ? ["prepare"] : []), "delete", "send_email"] });
     ctx.sendEvent(deleteEv.with({ path: "/data" }));
     if (parallel) ctx.sendEvent(sendEv.with({ to: "ops@example.org" }));
   });

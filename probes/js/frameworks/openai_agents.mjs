@@ -22,14 +22,17 @@ const callSend = () => fc("call_send", "send_email", { to: "ops@example.org" });
 
 // scriptedModel is the fake model: turn i answers script[i]; it ends the run
 // when the last tool result it sees reports a rejection.
-function scriptedModel(script) {
+function scriptedModel(env, script) {
   return {
     async getResponse(req) {
       const items = Array.isArray(req.input) ? req.input : [];
       const turn = items.filter((i) => i.type === "function_call").length ? countTurns(items, script) : 0;
       const rejected = items.some((i) => i.type === "function_call_result" && /not approved|reject/i.test(JSON.stringify(i.output)));
       if (rejected || turn >= script.length) return { usage: new Usage(), output: [msg(rejected ? "stopping: the user rejected" : "done")] };
-      return { usage: new Usage(), output: script[turn]() };
+      const calls = script[turn]();
+      // the plan hook: a model wrapper registers the turn's calls with the gate
+      if (calls.some((c) => c.name === "delete_file")) await env.plan(PLAN, { gated: ["delete"], effects: calls.map((c) => (c.name === "delete_file" ? "delete" : "send_email")) });
+      return { usage: new Usage(), output: calls };
     },
     async *getStreamedResponse() {
       throw new Error("soundgate/probes: the scripted model does not stream");
@@ -68,7 +71,7 @@ function agentFor(env, script, { body = "none", timeoutMs } = {}) {
       return "sent";
     },
   });
-  return new Agent({ name: "probe", instructions: "scripted", model: scriptedModel(script), tools: [del, send] });
+  return new Agent({ name: "probe", instructions: "scripted", model: scriptedModel(env, script), tools: [del, send] });
 }
 
 async function approvalRun(env, agent, decision) {

@@ -110,6 +110,8 @@ export function unmodifiedEnv() {
   return {
     variant: "unmodified",
     log,
+    /** plan is the adapter's plan hook; an unmodified run has no gate to tell. */
+    async plan() {},
     /** gatedStep is the commit point of effect `key` of `plan`. */
     async gatedStep(key, plan, opts = {}) {
       log.effect(key, plan, opts.run);
@@ -135,3 +137,6 @@ export function unmodifiedEnv() {
     },
   };
 }
+
+/** decisionFor is the human's decision in an approval probe: B2 rejects, the others approve. */
+export const decisionFor = (probe) => (probe.property === "B2" ? "reject" : "approve");
