@@ -9,6 +9,9 @@ import (
 // readBytesMin is the smallest read the Reader asks of its source.
 const readBytesMin = 4 << 10
 
+// readerBytesInitial is the Reader's first buffer; it grows only for long lines.
+const readerBytesInitial = 8 << 10
+
 // emptyReadsMax bounds consecutive reads that return no byte and no error.
 const emptyReadsMax = 100
 
@@ -17,18 +20,26 @@ const emptyReadsMax = 100
 // are skipped (a person typing into nc may press enter twice). A line longer than
 // LineBytesMax is never held in memory: it is discarded up to its LF and reported as a
 // *DecodeError wrapping ErrLineTooLong, and the next call goes on with the next line.
-// The Reader's memory is bounded by LineBytesMax plus one read.
+// The Reader's memory starts at 8 KiB and is bounded by the line limit plus one read.
 type Reader struct {
 	src   io.Reader
+	max   int // the line limit, 1..LineBytesMax
 	buf   []byte
 	start int // first unread byte in buf
 	end   int // end of buffered bytes
 	err   error
 }
 
-// NewReader returns a Reader that reads from src.
+// NewReader returns a Reader that reads lines of up to LineBytesMax bytes from src.
 func NewReader(src io.Reader) *Reader {
-	return &Reader{src: src}
+	return &Reader{src: src, max: LineBytesMax}
+}
+
+// NewReaderSize returns a Reader whose line limit is lineBytesMax, clamped to
+// 1..LineBytesMax: a server may accept less than the protocol allows, and tests use a
+// small limit to reach the oversize path cheaply.
+func NewReaderSize(src io.Reader, lineBytesMax int) *Reader {
+	return &Reader{src: src, max: min(max(lineBytesMax, 1), LineBytesMax)}
 }
 
 // ReadLine returns the next line, without its terminator. The slice is valid until the
@@ -38,7 +49,10 @@ func NewReader(src io.Reader) *Reader {
 // io.ErrNoProgress if the source keeps returning nothing.
 func (r *Reader) ReadLine() ([]byte, error) {
 	if r.buf == nil {
-		r.buf = make([]byte, LineBytesMax+2+readBytesMin)
+		if r.max <= 0 || r.max > LineBytesMax {
+			r.max = LineBytesMax
+		}
+		r.buf = make([]byte, min(r.bufBytesMax(), readerBytesInitial))
 	}
 	scanned := r.start // bytes before scanned hold no LF
 	discarding := false
@@ -52,7 +66,7 @@ func (r *Reader) ReadLine() ([]byte, error) {
 				return nil, tooLong()
 			}
 			line = trimCR(line)
-			if len(line) > LineBytesMax {
+			if len(line) > r.max {
 				return nil, tooLong()
 			}
 			if blank(line) {
@@ -61,9 +75,9 @@ func (r *Reader) ReadLine() ([]byte, error) {
 			return line, nil
 		}
 		scanned = r.end
-		// No LF buffered. A pending line longer than LineBytesMax+1 (its content and
+		// No LF buffered. A pending line longer than the limit + 1 (its content and
 		// a CR) can never be valid: drop what we hold and discard up to the next LF.
-		if r.end-r.start > LineBytesMax+1 {
+		if r.end-r.start > r.max+1 {
 			discarding = true
 			r.start, r.end, scanned = 0, 0, 0
 		}
@@ -71,7 +85,7 @@ func (r *Reader) ReadLine() ([]byte, error) {
 			if r.start < r.end && !discarding && r.err == io.EOF { // last line without LF
 				line := trimCR(r.buf[r.start:r.end])
 				r.start = r.end
-				if len(line) > LineBytesMax {
+				if len(line) > r.max {
 					return nil, tooLong()
 				}
 				if !blank(line) {
@@ -90,9 +104,19 @@ func (r *Reader) ReadLine() ([]byte, error) {
 			scanned -= r.start
 			r.start, r.end = 0, n
 		}
+		if len(r.buf)-r.end < readBytesMin && len(r.buf) < r.bufBytesMax() {
+			// A long line: grow, never beyond the limit plus one read.
+			grown := make([]byte, min(max(2*len(r.buf), r.end+readBytesMin), r.bufBytesMax()))
+			copy(grown, r.buf[:r.end])
+			r.buf = grown
+		}
 		r.fill()
 	}
 }
+
+// bufBytesMax is the largest buffer the Reader uses: a line at the limit, CR, LF and
+// one read. While lines are short the buffer stays at readerBytesInitial.
+func (r *Reader) bufBytesMax() int { return r.max + 2 + readBytesMin }
 
 // fill reads once into the free tail of buf, recording a sticky error.
 func (r *Reader) fill() {
@@ -115,7 +139,7 @@ func (r *Reader) fill() {
 }
 
 func tooLong() error {
-	return &DecodeError{Err: ErrLineTooLong, Offset: -1, Detail: "line longer than 65536 bytes, discarded"}
+	return &DecodeError{Err: ErrLineTooLong, Offset: -1, Detail: "line over the limit, discarded up to its newline"}
 }
 
 func indexLF(b []byte) int { return bytes.IndexByte(b, '\n') }

@@ -105,3 +105,22 @@ func TestReaderError(t *testing.T) {
 		t.Fatalf("the error is not sticky: %v", err)
 	}
 }
+
+func TestReaderSize(t *testing.T) {
+	cases := []struct {
+		limit int
+		in    string
+		want  []string
+	}{
+		{4, "abcd\nabcde\nab\r\n", []string{"abcd", "!line_too_long", "ab"}},
+		{4, "abcd\r\nabcde\r\n", []string{"abcd", "!line_too_long"}},
+		{1, "a\nbb\n\nc", []string{"a", "!line_too_long", "c"}},
+		{0, "a\nbb\n", []string{"a", "!line_too_long"}}, // clamped to 1
+	}
+	for _, tc := range cases {
+		got := readAll(t, NewReaderSize(iotest.OneByteReader(strings.NewReader(tc.in)), tc.limit))
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("limit %d, %q: lines %q, want %q", tc.limit, tc.in, got, tc.want)
+		}
+	}
+}

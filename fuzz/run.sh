@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the fuzz package (./fuzz), one after the other, for
+# FUZZTIME each (a go duration such as 20s or 2h, or a count such as 100000x), and
+# prints each target's executions as go test -fuzz itself reported them, then one
+# summary line. Targets are discovered with `go test -list`, so new ones join by
+# themselves. Exits non-zero on the first failure; go has then saved the failing input
+# under fuzz/testdata/fuzz/<Target>/ (docs/verify/fuzz.md: commit it as a regression).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+go=${GO:-go}
+fuzztime=${FUZZTIME:-20s}
+pkg=./fuzz
+log_dir=${FUZZ_LOG_DIR:-build/fuzz}
+mkdir -p "$log_dir"
+
+targets=$($go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true)
+if [ -z "$targets" ]; then
+  echo "fuzz: no fuzz targets found in $pkg: nothing was checked" >&2
+  exit 1
+fi
+
+total=0
+count=0
+start=$(date +%s)
+for t in $targets; do
+  log="$log_dir/$t.log"
+  if ! $go test -run='^$' -fuzz="^${t}\$" -fuzztime="$fuzztime" "$pkg" >"$log" 2>&1; then
+    tail -n 40 "$log"
+    saved=$(ls -t "fuzz/testdata/fuzz/$t" 2>/dev/null | head -n 1 || true)
+    echo "fuzz $t: FAILED (full log $log; newest corpus file fuzz/testdata/fuzz/$t/$saved)"
+    echo "fuzz: FAILED in $t after $count targets passed"
+    exit 1
+  fi
+  execs=$(grep -o 'execs: [0-9]*' "$log" | tail -n 1 | awk '{print $2}')
+  if [ -z "$execs" ]; then
+    tail -n 20 "$log"
+    echo "fuzz $t: go test printed no execution count (was it fuzzing?): see $log"
+    exit 1
+  fi
+  elapsed=$(grep -o 'elapsed: [0-9hms.]*' "$log" | tail -n 1 | awk '{print $2}')
+  echo "fuzz $t: $execs execs in $elapsed, ok"
+  total=$((total + execs))
+  count=$((count + 1))
+done
+echo "fuzz: $count targets, $total execs, $fuzztime each, $(( $(date +%s) - start ))s, 0 failures"
