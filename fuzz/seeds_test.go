@@ -150,7 +150,7 @@ func roundTripSeeds() []seed {
 		m := slices.Index(proto.Methods, r.Method)
 		out = append(out, seed{"valid-" + fileName(tc.Name), []string{
 			fmt.Sprintf("byte(%d)", m), fmt.Sprintf("byte(%d)", idKind), fmt.Sprintf("int64(%d)", r.ID.Int), stringArg(r.ID.Str),
-			stringArg(string(r.Run)), stringArg(string(r.Key)), fmt.Sprintf("uint64(%d)", epoch), "bool("+strconv.FormatBool(r.Gated)+")",
+			stringArg(string(r.Run)), stringArg(string(r.Key)), fmt.Sprintf("uint64(%d)", epoch), "bool(" + strconv.FormatBool(r.Gated) + ")",
 			fmt.Sprintf("int64(%d)", r.WaitMs), fmt.Sprintf("int64(%d)", timeout), fmt.Sprintf("byte(%d)", choice),
 			stringArg(r.Result), stringArg(r.Token), fmt.Sprintf("int64(%d)", version),
 		}})
