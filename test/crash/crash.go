@@ -1,0 +1,650 @@
+package crash
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/soundgate/soundgate/client"
+	"github.com/soundgate/soundgate/impl/core"
+)
+
+// Config is one harness run.
+type Config struct {
+	Binary        string        // the soundgate binary (see BuildBinary)
+	Subcommand    string        // "serve" (default) or "serve-unsafe" (negative control)
+	Dir           string        // working directory: data, roles file, socket, server logs
+	Cycles        int           // kill-and-restart cycles
+	Seed          uint64        // drives the workload, the kill times and the failpoints
+	Clients       int           // concurrent agent connections
+	KillAfterMax  time.Duration // a timed kill comes uniformly within (0, KillAfterMax] of load
+	FailpointEach int           // every FailpointEach-th cycle arms a failpoint (0: never)
+	SnapshotEvery int           // serve --snapshot-every (0: the server's default)
+	ChecksMax     int           // facts re-checked per restart besides the last life's (sampled)
+	ReadyTimeout  time.Duration // how long a restart may take before the run fails
+	Logf          func(format string, args ...any)
+}
+
+// Result sums up a run. Violations lists every failed check, each naming its kind.
+type Result struct {
+	Cycles         int
+	TimedKills     int // SIGKILL from the harness
+	FailpointKills int // the server killed itself at an armed failpoint
+	Acked          int // answers recorded as acknowledged facts
+	Checked        int // facts re-checked after restarts
+	AdmitAnswers   int // `admit` answers counted for P3
+	Ready          []time.Duration
+	Replay         []time.Duration
+	Violations     []string
+}
+
+// Summary is the one-line summary of a run.
+func (r Result) Summary(cfg Config) string {
+	verdict := "ok"
+	if len(r.Violations) > 0 {
+		verdict = fmt.Sprintf("FAILED: %d violations", len(r.Violations))
+	}
+	return fmt.Sprintf("gate crash harness: %d kill-and-restart cycles (%d timed SIGKILL, %d at failpoints), %d acknowledged facts, %d re-checked, %d admit answers, lost %d (D1), double admissions %d (P3), rejected/cancelled revived %d (P2/P4), recovery p50 %s max %s (replay p50 %s), seed %d, %s",
+		r.Cycles, r.TimedKills, r.FailpointKills, r.Acked, r.Checked, r.AdmitAnswers,
+		r.count("D1"), r.count("P3"), r.count("P2")+r.count("P4"),
+		pct(r.Ready, 0.5), pct(r.Ready, 1), pct(r.Replay, 0.5), cfg.Seed, verdict)
+}
+
+func (r Result) count(kind string) int {
+	n := 0
+	for _, v := range r.Violations {
+		if strings.HasPrefix(v, kind+":") {
+			n++
+		}
+	}
+	return n
+}
+
+func pct(ds []time.Duration, p float64) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(p*float64(len(s))))].Round(100 * time.Microsecond).String()
+}
+
+// BuildBinary builds cmd/soundgate from the module at root into dir with the given
+// build tags (for example "failpoints" or "failpoints brokengate").
+func BuildBinary(root, dir, tags string) (string, error) {
+	out := filepath.Join(dir, "soundgate")
+	cmd := exec.Command("go", "build", "-tags", tags, "-o", out, "./cmd/soundgate")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("crash: go build -tags %q ./cmd/soundgate: %v\n%s", tags, err, b)
+	}
+	return out, nil
+}
+
+const (
+	agentToken    = "crash-agent-token-0123456789"
+	approverToken = "crash-approver-token-0123456789"
+	operatorToken = "crash-operator-token-0123456789"
+)
+
+// effect is what the gate acknowledged about one (run, key).
+type effect struct {
+	admits    int          // `admit` answers over all lives (P3: at most 1)
+	admitted  bool         // an `admit` answer or a duplicate was acknowledged
+	completed core.Outcome // acknowledged completion, OutcomeNone if none
+	rejected  bool         // an acknowledged reject covered it (it was held, gated)
+	gated     bool         // admitted gated: held until decided
+	life      int          // the life that last recorded a fact about it
+}
+
+type run struct {
+	opened    bool
+	cancelled bool // acknowledged cancel
+	life      int
+	keys      int // keys created so far
+}
+
+// history is the acknowledged facts; the oracle the checks compare with.
+type history struct {
+	mu      sync.Mutex
+	runs    map[string]*run
+	effects map[[2]string]*effect
+	keys    map[string][]string // per run, the keys with facts, in order of first fact
+	res     *Result
+}
+
+func (h *history) violate(format string, args ...any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.res.Violations = append(h.res.Violations, fmt.Sprintf(format, args...))
+}
+
+func (h *history) eff(r, k string) *effect {
+	e := h.effects[[2]string{r, k}]
+	if e == nil {
+		e = &effect{}
+		h.effects[[2]string{r, k}] = e
+	}
+	return e
+}
+
+// before reads what was acknowledged about (r, k) before a request is sent: an admit
+// answer is checked against the facts known when it was asked.
+func (h *history) before(r, k string) (rejected, cancelled bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if e := h.effects[[2]string{r, k}]; e != nil {
+		rejected = e.rejected
+	}
+	if run := h.runs[r]; run != nil {
+		cancelled = run.cancelled
+	}
+	return rejected, cancelled
+}
+
+// noteAdmit records an acknowledged admit answer and checks P3 (every admit answer of
+// every life counts), P2 and P4 (against the facts known before the request).
+func (h *history) noteAdmit(r, k string, res core.Answer, wasRejected, wasCancelled bool, life int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.eff(r, k)
+	if e.life == 0 {
+		h.keys[r] = append(h.keys[r], k)
+	}
+	e.life = life
+	switch res {
+	case core.AnswerAdmit:
+		e.admits++
+		h.res.AdmitAnswers++
+		h.res.Acked++
+		e.admitted = true
+		if e.admits > 1 {
+			h.res.Violations = append(h.res.Violations, fmt.Sprintf("P3: %s/%s answered admit %d times (life %d)", r, k, e.admits, life))
+		}
+		if wasRejected {
+			h.res.Violations = append(h.res.Violations, fmt.Sprintf("P2: %s/%s was rejected and is now admitted (life %d)", r, k, life))
+		}
+		if wasCancelled {
+			h.res.Violations = append(h.res.Violations, fmt.Sprintf("P4: %s was cancelled and admitted %s (life %d)", r, k, life))
+		}
+	case core.AnswerDuplicate:
+		h.res.Acked++
+		e.admitted = true
+	}
+}
+
+// Run runs the harness. It returns an error when it cannot run (no binary, a gate
+// that does not come back); violations are in Result.Violations.
+func Run(cfg Config) (Result, error) {
+	var res Result
+	if cfg.Subcommand == "" {
+		cfg.Subcommand = "serve"
+	}
+	if cfg.ReadyTimeout == 0 {
+		cfg.ReadyTimeout = 30 * time.Second
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	data := filepath.Join(cfg.Dir, "data")
+	roles := filepath.Join(cfg.Dir, "roles.json")
+	sock := filepath.Join(cfg.Dir, "gate.sock")
+	if err := writeRoles(roles); err != nil {
+		return res, err
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0xc4a54))
+	h := &history{runs: map[string]*run{}, effects: map[[2]string]*effect{}, keys: map[string][]string{}, res: &res}
+	for life := 1; life <= cfg.Cycles; life++ {
+		fp := ""
+		if cfg.FailpointEach > 0 && life%cfg.FailpointEach == 0 {
+			name := "wal-after-write"
+			if rng.IntN(2) == 1 {
+				name = "wal-after-sync"
+			}
+			fp = fmt.Sprintf("%s:%d", name, 1+rng.IntN(40))
+		}
+		g, err := start(cfg, data, roles, sock, fp, life)
+		if err != nil {
+			return res, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.ReadyTimeout)
+		conns, err := g.dial(ctx, cfg.Clients)
+		cancel()
+		if err != nil {
+			g.kill()
+			return res, fmt.Errorf("crash: life %d: the gate did not come back within %s: %v\n%s", life, cfg.ReadyTimeout, err, g.logTail())
+		}
+		res.Ready = append(res.Ready, g.ready)
+		if d, ok := g.replayTime(); ok {
+			res.Replay = append(res.Replay, d)
+		}
+		// Check what earlier lives were told, then load until the kill.
+		if life > 1 {
+			check(h, conns, rng, cfg, life)
+		}
+		killAt := time.Duration(1 + rng.Int64N(int64(cfg.KillAfterMax)))
+		self := load(h, conns, g, rng.Uint64(), life, killAt, fp != "")
+		if self {
+			res.FailpointKills++
+		} else {
+			res.TimedKills++
+		}
+		for _, c := range conns.all() {
+			c.Close()
+		}
+		res.Cycles++
+		if life%max(1, cfg.Cycles/10) == 0 {
+			cfg.Logf("crash: life %d/%d: %d facts, %d re-checked, recovery p50 %s, %d violations", life, cfg.Cycles, res.Acked, res.Checked, pct(res.Ready, 0.5), len(res.Violations))
+		}
+	}
+	// A last start proves the final state recovers, and checks every fact.
+	g, err := start(cfg, data, roles, sock, "", cfg.Cycles+1)
+	if err != nil {
+		return res, err
+	}
+	defer g.kill()
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.ReadyTimeout)
+	conns, err := g.dial(ctx, cfg.Clients)
+	cancel()
+	if err != nil {
+		return res, fmt.Errorf("crash: final restart failed: %v\n%s", err, g.logTail())
+	}
+	cfg.ChecksMax = 1 << 30
+	check(h, conns, rng, cfg, cfg.Cycles+1)
+	for _, c := range conns.all() {
+		c.Close()
+	}
+	return res, nil
+}
+
+func writeRoles(path string) error {
+	type tok struct {
+		Name  string   `json:"name"`
+		Token string   `json:"token"`
+		Role  string   `json:"role"`
+		Runs  []string `json:"runs,omitempty"`
+	}
+	b, _ := json.Marshal(map[string][]tok{"tokens": {
+		{"agent", agentToken, "agent", []string{"*"}},
+		{"approver", approverToken, "approver", nil},
+		{"operator", operatorToken, "operator", nil},
+	}})
+	return os.WriteFile(path, b, 0o600)
+}
+
+// gate is one life of the server process.
+type gate struct {
+	cmd     *exec.Cmd
+	sock    string
+	logPath string
+	started time.Time
+	ready   time.Duration
+	exited  chan struct{}
+}
+
+func start(cfg Config, data, roles, sock, failpoint string, life int) (*gate, error) {
+	logPath := filepath.Join(cfg.Dir, "gate.log")
+	lf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{cfg.Subcommand, "--roles", roles, "--data", data, "--unix", sock, "--listen="}
+	if cfg.Subcommand == "serve" && cfg.SnapshotEvery > 0 {
+		args = append(args, "--snapshot-every", fmt.Sprint(cfg.SnapshotEvery))
+	}
+	cmd := exec.Command(cfg.Binary, args...)
+	cmd.Stdout, cmd.Stderr = lf, lf
+	cmd.Env = append(os.Environ(), "SOUNDGATE_FAILPOINT="+failpoint)
+	g := &gate{cmd: cmd, sock: sock, logPath: logPath, started: time.Now(), exited: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		lf.Close()
+		return nil, fmt.Errorf("crash: life %d: start %s: %v", life, cfg.Binary, err)
+	}
+	go func() { cmd.Wait(); lf.Close(); close(g.exited) }()
+	return g, nil
+}
+
+// conns are the connections of one life: agents, an approver and an operator.
+type conns struct {
+	agents   []*client.Client
+	approver *client.Client
+	operator *client.Client
+}
+
+func (c *conns) all() []*client.Client {
+	return append(slices.Clone(c.agents), c.approver, c.operator)
+}
+
+func (g *gate) dial(ctx context.Context, agents int) (*conns, error) {
+	var cs conns
+	addr := "unix:" + g.sock
+	var first *client.Client
+	for {
+		c, err := client.Dial(ctx, addr, operatorToken)
+		if err == nil {
+			first = c
+			break
+		}
+		select {
+		case <-g.exited:
+			return nil, errors.New("the gate exited")
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	g.ready = time.Since(g.started)
+	cs.operator = first
+	var err error
+	if cs.approver, err = client.Dial(ctx, addr, approverToken); err != nil {
+		return nil, err
+	}
+	for i := 0; i < agents; i++ {
+		c, err := client.Dial(ctx, addr, agentToken)
+		if err != nil {
+			return nil, err
+		}
+		cs.agents = append(cs.agents, c)
+	}
+	return &cs, nil
+}
+
+func (g *gate) kill() {
+	g.cmd.Process.Signal(syscall.SIGKILL)
+	<-g.exited
+}
+
+var tookRe = regexp.MustCompile(`msg=recovered .*took=([0-9.]+[µmn]?s)`)
+
+// replayTime reads the server's own "recovered ... took=" log line.
+func (g *gate) replayTime() (time.Duration, bool) {
+	f, err := os.Open(g.logPath)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if m := tookRe.FindStringSubmatch(sc.Text()); m != nil {
+			d, err := time.ParseDuration(m[1])
+			return d, err == nil
+		}
+	}
+	return 0, false
+}
+
+func (g *gate) logTail() string {
+	b, _ := os.ReadFile(g.logPath)
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}
+
+// callTimeout bounds one request; the kill ends every request of a life anyway.
+const callTimeout = 5 * time.Second
+
+// load runs the workload until the gate dies: killed by the harness after killAt, or
+// by itself at an armed failpoint. It reports whether the gate killed itself.
+func load(h *history, cs *conns, g *gate, seed uint64, life int, killAt time.Duration, armed bool) (self bool) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	// Open a few new runs for this life.
+	var runs []string
+	for i := 0; i < 3; i++ {
+		r := fmt.Sprintf("L%d-r%d", life, i)
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		_, err := cs.operator.Open(ctx, r, 0)
+		cancel()
+		if err == nil {
+			h.mu.Lock()
+			h.runs[r] = &run{opened: true, life: life}
+			h.res.Acked++
+			h.mu.Unlock()
+			runs = append(runs, r)
+		}
+	}
+	if len(runs) == 0 {
+		// The gate died before opening anything (a failpoint fires early).
+		<-g.exited
+		return armed
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, c := range cs.agents {
+		wg.Add(1)
+		wrng := rand.New(rand.NewPCG(rng.Uint64(), uint64(i)))
+		go func() {
+			defer wg.Done()
+			agentLoop(h, c, cs.approver, cs.operator, runs, wrng, life, i, stop)
+		}()
+	}
+	timer := time.NewTimer(killAt)
+	select {
+	case <-g.exited:
+		self = true
+	case <-timer.C:
+		if armed {
+			// Let an armed failpoint fire a little longer before falling back.
+			select {
+			case <-g.exited:
+				self = true
+			case <-time.After(killAt):
+			}
+		}
+	}
+	timer.Stop()
+	if !self {
+		g.kill()
+	} else {
+		<-g.exited
+	}
+	close(stop)
+	wg.Wait()
+	return self
+}
+
+func agentLoop(h *history, c, approver, operator *client.Client, runs []string, rng *rand.Rand, life, id int, stop chan struct{}) {
+	bg := context.Background()
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		r := runs[rng.IntN(len(runs))]
+		ctx, cancel := context.WithTimeout(bg, callTimeout)
+		var err error
+		switch p := rng.IntN(100); {
+		case p < 55: // admit a new key
+			err = h.admit(ctx, c, r, fmt.Sprintf("a%d-%d", id, n), false, life)
+		case p < 70: // re-admit a known key (a duplicate, a retry)
+			if k, ok := h.pick(r, rng, false); ok {
+				err = h.admit(ctx, c, r, k, false, life)
+			}
+		case p < 82: // complete an admitted key
+			if k, ok := h.pick(r, rng, true); ok {
+				o := core.OutcomeOK
+				if rng.IntN(4) == 0 {
+					o = core.OutcomeFailed
+				}
+				if _, err = c.Complete(ctx, r, k, o, "done"); err == nil {
+					h.mu.Lock()
+					if e := h.eff(r, k); e.completed == core.OutcomeNone {
+						e.completed = o
+					}
+					h.res.Acked++
+					h.mu.Unlock()
+				}
+			}
+		case p < 97: // a gated effect: held, then approved or rejected
+			k := fmt.Sprintf("g%d-%d", id, n)
+			res, aerr := c.Admit(ctx, r, k, 1, client.AdmitOptions{Gated: true})
+			err = aerr
+			if err == nil && res.Answer == core.AnswerHeld {
+				d := core.Approve
+				if rng.IntN(3) == 0 {
+					d = core.Reject
+				}
+				if _, err = approver.Decide(ctx, r, k, d); err == nil && d == core.Reject {
+					h.mu.Lock()
+					e := h.eff(r, k)
+					if e.life == 0 {
+						h.keys[r] = append(h.keys[r], k)
+					}
+					e.rejected, e.life = true, life
+					h.res.Acked++
+					h.mu.Unlock()
+				}
+			} else if err == nil && res.Answer == core.AnswerAdmit {
+				h.violate("P3: %s/%s: a new gated effect was admitted without approval (life %d)", r, k, life)
+			}
+		default: // cancel the run (rarely: a cancelled run admits nothing more)
+			if rng.IntN(4) == 0 {
+				if _, err = operator.Cancel(ctx, r); err == nil {
+					h.mu.Lock()
+					h.runs[r].cancelled = true
+					h.res.Acked++
+					h.mu.Unlock()
+				}
+			}
+		}
+		cancel()
+		if err != nil && isDead(err) {
+			return
+		}
+	}
+}
+
+// admit sends one admit and records its answer.
+func (h *history) admit(ctx context.Context, c *client.Client, r, k string, gated bool, life int) error {
+	wasRejected, wasCancelled := h.before(r, k)
+	res, err := c.Admit(ctx, r, k, 1, client.AdmitOptions{Gated: gated})
+	if err == nil {
+		h.noteAdmit(r, k, res.Answer, wasRejected, wasCancelled, life)
+	}
+	return err
+}
+
+// pick returns a random key of run r with a fact (admitted only, if asked).
+func (h *history) pick(r string, rng *rand.Rand, admitted bool) (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ks := h.keys[r]
+	for try := 0; try < 4 && len(ks) > 0; try++ {
+		k := ks[rng.IntN(len(ks))]
+		if !admitted || h.effects[[2]string{r, k}].admitted {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+func isDead(err error) bool {
+	return errors.Is(err, client.ErrClosed) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// check re-reads, after a restart, the facts of the last life and a sample of older
+// ones (cfg.ChecksMax), and re-asks admits: D1, P2, P3 (through noteAdmit), P4.
+func check(h *history, cs *conns, rng *rand.Rand, cfg Config, life int) {
+	h.mu.Lock()
+	var runs []string
+	for r := range h.runs {
+		runs = append(runs, r)
+	}
+	type fact struct {
+		r, k string
+		e    effect
+	}
+	var recent, older []fact
+	for key, e := range h.effects {
+		f := fact{key[0], key[1], *e}
+		if e.life == life-1 {
+			recent = append(recent, f)
+		} else {
+			older = append(older, f)
+		}
+	}
+	runFacts := map[string]run{}
+	for r, x := range h.runs {
+		runFacts[r] = *x
+	}
+	h.mu.Unlock()
+	slices.Sort(runs)
+	slices.SortFunc(older, func(a, b fact) int { return strings.Compare(a.r+"/"+a.k, b.r+"/"+b.k) })
+	rng.Shuffle(len(older), func(i, j int) { older[i], older[j] = older[j], older[i] })
+	facts := append(recent, older[:min(len(older), cfg.ChecksMax)]...)
+	op := cs.operator
+	ag := cs.agents[0]
+	bg := context.Background()
+	checked := 0
+	for _, r := range runs {
+		x := runFacts[r]
+		if x.life != life-1 && rng.IntN(8) != 0 && cfg.ChecksMax < 1<<30 {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(bg, callTimeout)
+		st, err := op.Status(ctx, r, "")
+		cancel()
+		checked++
+		switch {
+		case err != nil:
+			h.violate("D1: %s: status after restart: %v (life %d)", r, err, life)
+		case st.Status == core.RunNone:
+			h.violate("D1: run %s was opened (acknowledged) and is unknown after restart (life %d)", r, life)
+		case x.cancelled && st.Status != core.RunCancelled:
+			h.violate("P4: run %s was cancelled (acknowledged) and is %s after restart (life %d)", r, st.Status, life)
+		}
+		if x.cancelled {
+			ctx, cancel := context.WithTimeout(bg, callTimeout)
+			err := h.admit(ctx, ag, r, fmt.Sprintf("after-cancel-%d", life), false, life)
+			cancel()
+			if err != nil {
+				h.violate("P4: %s: admit after restart: %v", r, err)
+			}
+		}
+	}
+	for _, f := range facts {
+		ctx, cancel := context.WithTimeout(bg, callTimeout)
+		st, err := op.Status(ctx, f.r, f.k)
+		cancel()
+		checked++
+		if err != nil || st.Effect == nil {
+			h.violate("D1: %s/%s: status after restart: %v (life %d)", f.r, f.k, err, life)
+			continue
+		}
+		got := st.Effect.Status
+		switch {
+		case f.e.rejected && got != core.EffectRejected:
+			h.violate("P2: %s/%s was rejected (acknowledged) and is %s after restart (life %d)", f.r, f.k, got, life)
+		case f.e.completed != core.OutcomeNone && (got != core.EffectCompleted || st.Effect.Outcome != f.e.completed):
+			h.violate("D1: %s/%s completed %s (acknowledged) and is %s/%s after restart (life %d)", f.r, f.k, f.e.completed, got, st.Effect.Outcome, life)
+		case f.e.admitted && got != core.EffectAdmitted && got != core.EffectCompleted:
+			h.violate("D1: %s/%s was admitted (acknowledged) and is %s after restart (life %d)", f.r, f.k, got, life)
+		}
+		if f.e.admitted || f.e.rejected {
+			// Ask again: an admitted effect must not be admitted twice (P3), a
+			// rejected one never (P2).
+			ctx, cancel := context.WithTimeout(bg, callTimeout)
+			err := h.admit(ctx, ag, f.r, f.k, false, life)
+			cancel()
+			if err != nil {
+				h.violate("D1: %s/%s: admit after restart: %v (life %d)", f.r, f.k, err, life)
+			}
+		}
+	}
+	h.mu.Lock()
+	h.res.Checked += checked
+	h.mu.Unlock()
+}
