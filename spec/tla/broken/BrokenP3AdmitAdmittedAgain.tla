@@ -1,4 +1,4 @@
----- MODULE SoundGate_BROKEN_P3_admit_admitted_again ----
+---- MODULE BrokenP3AdmitAdmittedAgain ----
 (***************************************************************************)
 (* DELIBERATELY BROKEN copy of SoundGate.tla: TLC MUST FIND A VIOLATION    *)
 (* (exit 12). Mutation: Admit answers `duplicate` only for completed effects: an admitted effect is admitted again. *)

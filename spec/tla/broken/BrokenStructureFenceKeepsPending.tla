@@ -1,4 +1,4 @@
----- MODULE SoundGate_BROKEN_Structure_fence_keeps_pending ----
+---- MODULE BrokenStructureFenceKeepsPending ----
 (***************************************************************************)
 (* DELIBERATELY BROKEN copy of SoundGate.tla: TLC MUST FIND A VIOLATION    *)
 (* (exit 12). Mutation: Fence drops held effects to absent but keeps the run's pending approvals open. *)

@@ -1,7 +1,7 @@
----- MODULE SoundGate_BROKEN_P4_admit_after_cancel ----
+---- MODULE BrokenP2RejectSparesSiblings ----
 (***************************************************************************)
 (* DELIBERATELY BROKEN copy of SoundGate.tla: TLC MUST FIND A VIOLATION    *)
-(* (exit 12). Mutation: Admit does not deny a cancelled run: a new key is admitted after Cancel. *)
+(* (exit 12). Mutation: Decide reject rejects only the decided key, not the held siblings. *)
 (* The gate of soundgate as a state machine: docs/contract.md, transcribed. *)
 (*                                                                         *)
 (* Every request of the contract that gets an answer (not an error) is a   *)
@@ -80,7 +80,8 @@ Err(c)    == [answer |-> "error", reason |-> c]
 (* step of its own here).                                                   *)
 AdmitAnswer(r, k, e, g) ==
   IF runStatus[r] = "none" THEN Err("unknown_run")
-    ELSE IF runStatus[r] = "timed_out" THEN Denied("timed_out")
+  ELSE IF runStatus[r] = "cancelled" THEN Denied("cancelled")
+  ELSE IF runStatus[r] = "timed_out" THEN Denied("timed_out")
   ELSE IF e < runEpoch[r] THEN Denied("stale_epoch")
   ELSE IF e > runEpoch[r] THEN Err("bad_epoch")
   ELSE IF effStatus[r][k] \in {"admitted", "completed"} THEN Ans("duplicate")
@@ -179,9 +180,7 @@ Decide(r, k, d) ==
   /\ IF a = "repeat" THEN UNCHANGED vars
      ELSE
        LET \* step 3: reject rejects every held effect that is not (gated and approved)
-           rej  == IF d = "reject"
-                   THEN {j \in Keys : effStatus[r][j] = "held" /\ ~(gated[r][j] /\ approved[r][j])}
-                   ELSE {}
+           rej  == IF d = "reject" THEN {k} ELSE {}
            pend == IF d = "approve" THEN pending[r] \ {k} ELSE {}
            st3  == [j \in Keys |-> IF j \in rej THEN "rejected" ELSE effStatus[r][j]]
            \* step 4: with no pending approval left, every held effect is released

@@ -1,7 +1,7 @@
----- MODULE SoundGate_BROKEN_P1_released_admit_while_pending ----
+---- MODULE BrokenP4AdmitStaleEpoch ----
 (***************************************************************************)
 (* DELIBERATELY BROKEN copy of SoundGate.tla: TLC MUST FIND A VIOLATION    *)
-(* (exit 12). Mutation: Admit answers `admit` to a released effect while a newer approval is pending (step 9 only holds absent keys). *)
+(* (exit 12). Mutation: Admit answers a stale epoch as if it were current. *)
 (* The gate of soundgate as a state machine: docs/contract.md, transcribed. *)
 (*                                                                         *)
 (* Every request of the contract that gets an answer (not an error) is a   *)
@@ -82,13 +82,12 @@ AdmitAnswer(r, k, e, g) ==
   IF runStatus[r] = "none" THEN Err("unknown_run")
   ELSE IF runStatus[r] = "cancelled" THEN Denied("cancelled")
   ELSE IF runStatus[r] = "timed_out" THEN Denied("timed_out")
-  ELSE IF e < runEpoch[r] THEN Denied("stale_epoch")
-  ELSE IF e > runEpoch[r] THEN Err("bad_epoch")
+    ELSE IF e > runEpoch[r] THEN Err("bad_epoch")
   ELSE IF effStatus[r][k] \in {"admitted", "completed"} THEN Ans("duplicate")
   ELSE IF effStatus[r][k] = "rejected" THEN Denied("rejected")
   ELSE IF effStatus[r][k] = "held" THEN Ans("held")
   ELSE IF effStatus[r][k] = "absent" /\ g THEN Ans("held")
-  ELSE IF pending[r] # {} /\ effStatus[r][k] = "absent" THEN Ans("held")
+  ELSE IF pending[r] # {} THEN Ans("held")
   ELSE Ans("admit")
 
 (* Decide: "decided" (a pending approval was decided), "repeat" (the same   *)
