@@ -71,6 +71,7 @@ type compiler struct {
 	ownPrime bool
 	atSlot   int // slot of @ inside EXCEPT, -1 outside
 	primed   int // >0 while compiling inside a prime
+	slotRefs int // references to bound names compiled so far (constant folding)
 }
 
 var stdModules = map[string]bool{"Naturals": true, "Integers": true, "Sequences": true, "FiniteSets": true, "TLC": true}
@@ -173,7 +174,38 @@ func (c *compiler) funcCtor(e *eFuncCtor, sc *scope) (node, int) {
 }
 
 // expr compiles an expression in scope sc; it returns the node and its level.
+// A constant expression that refers to no bound name is evaluated once, here.
 func (c *compiler) expr(e expr, sc *scope) (node, int) {
+	refs := c.slotRefs
+	n, lvl := c.expr0(e, sc)
+	if lvl != levelConst || c.slotRefs != refs {
+		return n, lvl
+	}
+	switch n.(type) {
+	case *constNode, *slotNode:
+		return n, lvl
+	}
+	if v, ok := foldConst(n, c.nslots); ok {
+		return &constNode{v}, lvl
+	}
+	return n, lvl
+}
+
+// foldConst evaluates a closed constant expression; ok is false if it fails (the
+// error then surfaces, with its position, when the expression is evaluated).
+func foldConst(n node, frameSize int) (v Value, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, isEval := r.(evalPanic); !isEval {
+				panic(r)
+			}
+			v, ok = nil, false
+		}
+	}()
+	return n.eval(&ctx{frame: make([]Value, frameSize)}), true
+}
+
+func (c *compiler) expr0(e expr, sc *scope) (node, int) {
 	switch e := e.(type) {
 	case *eNum:
 		return &constNode{mkInt(e.n)}, levelConst
@@ -189,6 +221,7 @@ func (c *compiler) expr(e expr, sc *scope) (node, int) {
 		if c.atSlot < 0 {
 			c.fail(ErrSemantic, e.p, "@ used outside an EXCEPT")
 		}
+		c.slotRefs++
 		return &slotNode{c.atSlot}, levelConst
 	case *eJunction:
 		items, l := c.exprs(e.items, sc)
@@ -438,6 +471,7 @@ func (c *compiler) op(e *eOp, sc *scope) (node, int) {
 // ident resolves a name (with arguments, if any).
 func (c *compiler) ident(name string, args []expr, p Pos, sc *scope) (node, int) {
 	if en, ok := sc.lookup(name); ok {
+		c.slotRefs++
 		switch {
 		case en.slot == -2:
 			c.fail(ErrUnsupported, p, "recursive function definition %s[...] is not supported", name)

@@ -18,6 +18,7 @@ const setLimit = 10_000_000
 
 type intervalV struct {
 	valBase
+	memo   *setV
 	lo, hi int64
 }
 
@@ -28,16 +29,19 @@ type infSetV struct {
 
 type powerSetV struct {
 	valBase
+	memo *setV
 	base *setV
 }
 
 type funcSetV struct {
 	valBase
+	memo     *setV
 	dom, rng Value
 }
 
 type recSetV struct {
 	valBase
+	memo  *setV
 	names []string // sorted
 	sets  []Value
 }
@@ -49,6 +53,7 @@ type seqSetV struct {
 
 type crossV struct {
 	valBase
+	memo *setV
 	sets []Value
 }
 
@@ -145,6 +150,14 @@ func tooBig(v Value) {
 }
 
 func (v *intervalV) enum() *setV {
+	if v.memo != nil {
+		return v.memo
+	}
+	v.memo = v.enum0()
+	return v.memo
+}
+
+func (v *intervalV) enum0() *setV {
 	n := v.size()
 	if n > setLimit {
 		tooBig(v)
@@ -160,6 +173,14 @@ func (v *infSetV) enum() *setV { tooBig(v); return nil }
 func (v *seqSetV) enum() *setV { tooBig(v); return nil }
 
 func (v *powerSetV) enum() *setV {
+	if v.memo != nil {
+		return v.memo
+	}
+	v.memo = v.enum0()
+	return v.memo
+}
+
+func (v *powerSetV) enum0() *setV {
 	n := v.size()
 	if n < 0 || n > setLimit {
 		tooBig(v)
@@ -178,6 +199,14 @@ func (v *powerSetV) enum() *setV {
 }
 
 func (v *funcSetV) enum() *setV {
+	if v.memo != nil {
+		return v.memo
+	}
+	v.memo = v.enum0()
+	return v.memo
+}
+
+func (v *funcSetV) enum0() *setV {
 	if v.size() < 0 {
 		tooBig(v)
 	}
@@ -211,6 +240,14 @@ func (v *funcSetV) enum() *setV {
 }
 
 func (v *recSetV) enum() *setV {
+	if v.memo != nil {
+		return v.memo
+	}
+	v.memo = v.enum0()
+	return v.memo
+}
+
+func (v *recSetV) enum0() *setV {
 	return mkSet(product(v.sets, func(vals []Value) Value {
 		keys := make([]Value, len(v.names))
 		for i, n := range v.names {
@@ -221,6 +258,14 @@ func (v *recSetV) enum() *setV {
 }
 
 func (v *crossV) enum() *setV {
+	if v.memo != nil {
+		return v.memo
+	}
+	v.memo = v.enum0()
+	return v.memo
+}
+
+func (v *crossV) enum0() *setV {
 	return mkSet(product(v.sets, func(vals []Value) Value { return mkTuple(vals) }, v))
 }
 

@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -59,9 +60,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	safety := fs.String("safety", "", "comma-separated safety operators implied by the inductive invariant (with -inductive)")
 	label := fs.String("label", "", "name for the summary line (default: module and config)")
 	all := fs.String("all", "", "check every DIR/*.cfg (module: the cfg name up to the first '_'), compare with TLC if TLA2TOOLS_JAR is set")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	quick := fs.Bool("quick", false, "with -all: only DIR/*_quick.cfg")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fail(stdout, stderr, "profile", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fail(stdout, stderr, "profile", err)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	if *all != "" {
 		return runAll(*all, *quick, *progress, stdout)
