@@ -69,8 +69,14 @@ type Config struct {
 	// bound read-write at the same path. "/" is refused.
 	Writable []string
 	// ReadOnly are host paths to show read-only even where the view hides the host
-	// (under /tmp or /run, which are empty tmpfs mounts inside the sandbox).
+	// (under /tmp or /run, which are empty tmpfs mounts inside the sandbox). A
+	// read-only path may not lie under a writable one (nor under /tmp with
+	// WritableTmp): Landlock rules are inherited down the tree, and a FIFO or a device
+	// there would be writable despite the read-only mount.
 	ReadOnly []string
+	// WritableTmp lets the agent write its private /tmp (a tmpfs that dies with the
+	// sandbox); without it /tmp is empty and read-only to the agent.
+	WritableTmp bool
 	// ProxyPort is the TCP port of the proxy listener inside the network namespace
 	// (0: DefaultProxyPort). With Disable.NetNS the listener is on the host's
 	// 127.0.0.1 and ProxyPort 0 picks a free port.
@@ -146,6 +152,17 @@ func (c Config) normalize() (Config, error) {
 	}
 	if c.ReadOnly, err = resolvePaths(c.ReadOnly, "read-only"); err != nil {
 		return c, err
+	}
+	writable := c.Writable
+	if c.WritableTmp {
+		writable = append([]string{"/tmp"}, writable...)
+	}
+	for _, r := range c.ReadOnly {
+		for _, w := range writable {
+			if r == w || strings.HasPrefix(r, w+"/") {
+				return c, wrap(ErrConfig, nil, "read-only path %q lies under writable path %q", r, w)
+			}
+		}
 	}
 	if c.Env == nil {
 		c.Env = os.Environ()

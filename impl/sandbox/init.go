@@ -39,6 +39,7 @@ type initConfig struct {
 	Dir       string
 	Writable  []string
 	ReadOnly  []string
+	Tmp       bool // WritableTmp
 	ProxyPort int
 	Disable   Layers
 }

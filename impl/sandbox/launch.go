@@ -100,7 +100,7 @@ func Start(c Config) (*Sandbox, error) {
 		}
 	}()
 	ic := initConfig{Argv: c.Argv, Env: c.Env, Dir: c.Dir, Writable: c.Writable,
-		ReadOnly: c.ReadOnly, ProxyPort: c.ProxyPort, Disable: c.Disable}
+		ReadOnly: c.ReadOnly, Tmp: c.WritableTmp, ProxyPort: c.ProxyPort, Disable: c.Disable}
 	cfgBytes, err := json.Marshal(ic)
 	if err != nil || len(cfgBytes) > ConfigBytesMax {
 		return nil, wrap(ErrConfig, err, "configuration too large or not encodable")

@@ -10,7 +10,8 @@ import (
 )
 
 // socketDirs are hidden behind empty tmpfs mounts: the host's sockets live there.
-// /tmp is the agent's private scratch space and is writable (tmpSizeBytes).
+// /tmp is the agent's private scratch space (tmpSizeBytes), writable by Landlock's
+// rules only with Config.WritableTmp.
 var socketDirs = []string{"/tmp", "/run", "/var/run"}
 
 // devNodes are bound from the host into the agent's minimal /dev.
@@ -89,7 +90,7 @@ func buildView(c *initConfig) error {
 	}
 	sort.SliceStable(binds, func(i, j int) bool { return len(binds[i].path) < len(binds[j].path) })
 	for _, b := range binds {
-		if err := bindPath(old+b.path, nr+b.path, b.writable); err != nil {
+		if err := bindPath(old+b.path, nr+b.path, b.writable || c.Disable.ReadOnlyRoot); err != nil {
 			return step("bind "+b.path, err)
 		}
 	}

@@ -37,7 +37,10 @@ func restrictSelf(c *initConfig) error {
 		return fmt.Errorf("soundgate/sandbox: no_new_privs: %w", err)
 	}
 	if !c.Disable.Landlock {
-		writable := append([]string{"/tmp"}, c.Writable...)
+		writable := c.Writable
+		if c.Tmp {
+			writable = append([]string{"/tmp"}, writable...)
+		}
 		err := landlockConfig.Restrict(
 			landlock.RODirs("/"),
 			landlock.RWDirs(writable...),

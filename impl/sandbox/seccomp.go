@@ -68,51 +68,89 @@ var deniedCalls = []string{
 const nsCloneFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
 	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP
 
-// sockTypeStreamOnly matches a socket type argument that is SOCK_STREAM with at
-// most SOCK_NONBLOCK and SOCK_CLOEXEC: bit 0 set and no bit outside streamTypeBits.
-const streamTypeBits = unix.SOCK_STREAM | unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC
+// sockTypeMask selects the socket type from socket()'s type argument (the rest are
+// the SOCK_NONBLOCK and SOCK_CLOEXEC flags).
+const sockTypeMask = 0xf
 
-func streamSocket(family uint64, protocol uint64) seccomp.NameWithConditions {
-	return seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
-		{Argument: 0, Operation: seccomp.Equal, Value: family},
-		{Argument: 1, Operation: seccomp.BitsSet, Value: unix.SOCK_STREAM},
-		{Argument: 1, Operation: seccomp.BitsNotSet, Value: ^uint64(streamTypeBits)},
-		{Argument: 2, Operation: seccomp.Equal, Value: protocol},
-	}}
-}
-
-// seccompPolicy is the library part of the filter: first match wins.
+// seccompPolicy is the library part of the filter: unconditional denials by name.
+// The argument checks (socket, socketpair, clone, ioctl) are in the prologue: the
+// library's argument conditions leave an argument in the accumulator when they do
+// not match, and later comparisons against system call numbers then compare that
+// argument (go-seccomp-bpf v1.6.0; the escape matrix caught UDP and netlink sockets
+// getting through). The prologue reloads the number before every check.
 func seccompPolicy() seccomp.Policy {
 	return seccomp.Policy{
 		DefaultAction: seccomp.ActionAllow,
 		Syscalls: []seccomp.SyscallGroup{
-			{ // TCP over IPv4 and IPv6, protocol 0 or IPPROTO_TCP; a Unix stream pair.
-				Action: seccomp.ActionAllow,
-				NamesWithCondtions: []seccomp.NameWithConditions{
-					streamSocket(unix.AF_INET, 0), streamSocket(unix.AF_INET, unix.IPPROTO_TCP),
-					streamSocket(unix.AF_INET6, 0), streamSocket(unix.AF_INET6, unix.IPPROTO_TCP),
-					{Name: "socketpair", Conditions: seccomp.ArgumentConditions{
-						{Argument: 0, Operation: seccomp.Equal, Value: unix.AF_UNIX},
-						{Argument: 1, Operation: seccomp.BitsSet, Value: unix.SOCK_STREAM},
-						{Argument: 1, Operation: seccomp.BitsNotSet, Value: ^uint64(streamTypeBits)},
-					}},
-				},
-			},
-			{ // Every other socket, and clone() asking for namespaces.
-				Action: seccomp.ActionErrno, // EPERM
-				Names:  append([]string{"socket", "socketpair"}, deniedCalls...),
-				NamesWithCondtions: []seccomp.NameWithConditions{
-					{Name: "clone", Conditions: seccomp.ArgumentConditions{
-						{Argument: 0, Operation: seccomp.BitsSet, Value: nsCloneFlags},
-					}},
-				},
-			},
+			{Action: seccomp.ActionErrno, Names: deniedCalls}, // EPERM
 			{ // clone3's flags are behind a pointer: make libc fall back to clone().
 				Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS),
 				Names:  []string{"clone3"},
 			},
 		},
 	}
+}
+
+// asm is a tiny BPF assembler with forward labels.
+type asm struct {
+	prog   []bpf.Instruction
+	labels map[string]int
+	jumps  []jump
+}
+
+type jump struct {
+	at     int
+	t, f   string // "": the next instruction
+	always bool
+}
+
+func (a *asm) add(in ...bpf.Instruction) { a.prog = append(a.prog, in...) }
+func (a *asm) label(name string)         { a.labels[name] = len(a.prog) }
+
+// jeq and jset jump to t if the accumulator equals (has bits of) v, else to f.
+func (a *asm) jeq(v uint32, t, f string)  { a.cond(bpf.JumpEqual, v, t, f) }
+func (a *asm) jset(v uint32, t, f string) { a.cond(bpf.JumpBitsSet, v, t, f) }
+func (a *asm) cond(c bpf.JumpTest, v uint32, t, f string) {
+	a.jumps = append(a.jumps, jump{at: len(a.prog), t: t, f: f})
+	a.add(bpf.JumpIf{Cond: c, Val: v})
+}
+func (a *asm) ja(t string) {
+	a.jumps = append(a.jumps, jump{at: len(a.prog), t: t, always: true})
+	a.add(bpf.Jump{})
+}
+
+func (a *asm) resolve() ([]bpf.Instruction, error) {
+	skip := func(from int, l string) (int, error) {
+		if l == "" {
+			return 0, nil
+		}
+		to, ok := a.labels[l]
+		if !ok || to <= from {
+			return 0, fmt.Errorf("soundgate/sandbox: bpf label %q unresolved", l)
+		}
+		return to - from - 1, nil
+	}
+	for _, j := range a.jumps {
+		t, err := skip(j.at, j.t)
+		if err != nil {
+			return nil, err
+		}
+		if j.always {
+			a.prog[j.at] = bpf.Jump{Skip: uint32(t)}
+			continue
+		}
+		f, err := skip(j.at, j.f)
+		if err != nil {
+			return nil, err
+		}
+		if t > 255 || f > 255 {
+			return nil, fmt.Errorf("soundgate/sandbox: bpf jump too long")
+		}
+		in := a.prog[j.at].(bpf.JumpIf)
+		in.SkipTrue, in.SkipFalse = uint8(t), uint8(f)
+		a.prog[j.at] = in
+	}
+	return a.prog, nil
 }
 
 // seccompProgram assembles the whole filter: the prologue, then the policy.
@@ -128,34 +166,66 @@ func seccompProgram() ([]bpf.RawInstruction, error) {
 	const (
 		nrOff   = 0
 		archOff = 4
-		arg1Lo  = 16 + 8*1 // little endian: the low half of args[1]
 		kill    = unix.SECCOMP_RET_KILL_PROCESS
 		allow   = unix.SECCOMP_RET_ALLOW
 		deny    = unix.SECCOMP_RET_ERRNO | uint32(errnoDenied)
 	)
-	// Prologue. Instruction indices are in the comments; jumps are relative.
-	pro := []bpf.Instruction{
-		/* 0 */ bpf.LoadAbsolute{Off: archOff, Size: 4},
-		/* 1 */ bpf.JumpIf{Cond: bpf.JumpEqual, Val: auditArch, SkipTrue: 1},
-		/* 2 */ bpf.RetConstant{Val: kill},
-		/* 3 */ bpf.LoadAbsolute{Off: nrOff, Size: 4},
-	}
+	// argLo loads the low half of argument i (little endian): the kernel reads these
+	// arguments as 32-bit values, so the high half must not matter.
+	argLo := func(i uint32) bpf.Instruction { return bpf.LoadAbsolute{Off: 16 + 8*i, Size: 4} }
+	nr := bpf.LoadAbsolute{Off: nrOff, Size: 4}
+	a := &asm{labels: map[string]int{}}
+	a.add(bpf.LoadAbsolute{Off: archOff, Size: 4})
+	a.jeq(auditArch, "", "kill")
+	a.add(nr)
 	if x32Bit != 0 {
-		pro = append(pro,
-			bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: x32Bit, SkipFalse: 1},
-			bpf.RetConstant{Val: kill},
-		)
+		a.jset(x32Bit, "kill", "")
 	}
-	// ioctl: the kernel reads the command as 32 bits, so compare the low half only
-	// (the library compares all 64 bits, which a caller could dodge with high bits).
-	pro = append(pro,
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_IOCTL, SkipFalse: 5},
-		bpf.LoadAbsolute{Off: arg1Lo, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.TIOCSTI, SkipTrue: 2},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.TIOCLINUX, SkipTrue: 1},
-		bpf.RetConstant{Val: allow},
-		bpf.RetConstant{Val: deny},
-	)
+	// ioctl: no typing into the terminal.
+	a.jeq(unix.SYS_IOCTL, "", "socket")
+	a.add(argLo(1))
+	a.jeq(unix.TIOCSTI, "deny", "")
+	a.jeq(unix.TIOCLINUX, "deny", "allow")
+	// socket: TCP over IPv4 or IPv6 only.
+	a.label("socket")
+	a.add(nr)
+	a.jeq(unix.SYS_SOCKET, "", "socketpair")
+	a.add(argLo(0))
+	a.jeq(unix.AF_INET, "socket-type", "")
+	a.jeq(unix.AF_INET6, "socket-type", "deny")
+	a.label("socket-type")
+	a.add(argLo(1), bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask})
+	a.jeq(unix.SOCK_STREAM, "", "deny")
+	a.add(argLo(2))
+	a.jeq(0, "allow", "")
+	a.jeq(unix.IPPROTO_TCP, "allow", "deny")
+	// socketpair: a Unix stream pair only.
+	a.label("socketpair")
+	a.add(nr)
+	a.jeq(unix.SYS_SOCKETPAIR, "", "clone")
+	a.add(argLo(0))
+	a.jeq(unix.AF_UNIX, "", "deny")
+	a.add(argLo(1), bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask})
+	a.jeq(unix.SOCK_STREAM, "allow", "deny")
+	// clone: no namespace flags (clone reads the low 32 bits of its flags).
+	a.label("clone")
+	a.add(nr)
+	a.jeq(unix.SYS_CLONE, "", "body")
+	a.add(argLo(0))
+	a.jset(nsCloneFlags, "deny", "allow")
+	a.label("allow")
+	a.add(bpf.RetConstant{Val: allow})
+	a.label("deny")
+	a.add(bpf.RetConstant{Val: deny})
+	a.label("kill")
+	a.add(bpf.RetConstant{Val: kill})
+	a.label("body")
+	a.add(bpf.Jump{}) // placeholder target; replaced by the library's program below
+	pro, err := a.resolve()
+	if err != nil {
+		return nil, err
+	}
+	pro = pro[:len(pro)-1]
 	return bpf.Assemble(append(pro, body...))
 }
 

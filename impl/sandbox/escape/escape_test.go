@@ -1,0 +1,69 @@
+package escape_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/soundgate/soundgate/impl/sandbox"
+	"github.com/soundgate/soundgate/impl/sandbox/escape"
+	"github.com/soundgate/soundgate/impl/sandbox/internal/kerneltest"
+)
+
+func TestMain(m *testing.M) {
+	sandbox.RunStageIfChild()
+	escape.RunProbeIfChild()
+	os.Exit(m.Run())
+}
+
+func exe(t *testing.T) string {
+	p, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func logReport(t *testing.T, rep *escape.Report) {
+	for _, r := range rep.Results {
+		t.Logf("%-18s ok=%-5v leaked=%-5v errno=%d step=%s sink=%d status=%d %s", r.Channel.Name, r.OK, r.Leaked,
+			r.Attempt.Errno, r.Attempt.Step, r.SinkBytes, r.Attempt.Status, r.Why)
+	}
+}
+
+// TestEscapeMatrix: with every layer on, every channel is closed with its specific
+// error and its sink stays empty; the allowed doors work.
+func TestEscapeMatrix(t *testing.T) {
+	kerneltest.Require(t, sandbox.Layers{})
+	rep, err := escape.Run(exe(t), sandbox.Layers{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if t.Failed() || len(rep.Failures()) > 0 {
+		logReport(t, rep)
+	}
+	for _, r := range rep.Failures() {
+		t.Errorf("%s: %s", r.Channel.Name, r.Why)
+	}
+	if len(rep.Results) != len(escape.Channels) {
+		t.Fatalf("%d results for %d channels", len(rep.Results), len(escape.Channels))
+	}
+}
+
+// TestNegativeControls: with one layer off, the matrix sees the leak that layer closes.
+func TestNegativeControls(t *testing.T) {
+	for _, c := range escape.Controls {
+		t.Run(c.Name, func(t *testing.T) {
+			kerneltest.Require(t, c.Disable)
+			rep, err := escape.Run(exe(t), c.Disable)
+			if err != nil {
+				t.Fatal(err)
+			}
+			caught, err := escape.CheckControl(c, rep)
+			if err != nil {
+				logReport(t, rep)
+				t.Fatal(err)
+			}
+			t.Logf("%s: caught %v", c.Name, caught)
+		})
+	}
+}

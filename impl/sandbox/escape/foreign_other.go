@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package escape
+
+func foreignGetpid() (int, bool) { return 0, false }
+
+const foreignArchProbed = false
