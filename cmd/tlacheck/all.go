@@ -121,6 +121,9 @@ func runAll(dir string, quick bool, progress time.Duration, stdout io.Writer) in
 		} else if got != "ok" {
 			status = "expected " + got
 		}
+		if res.Outcome == tla.InvariantViolated {
+			status += " of " + res.Invariant
+		}
 		rate := float64(res.Distinct) / max(res.Duration.Seconds(), 1e-9)
 		fmt.Fprintf(stdout, "tla %s: %d generated, %d distinct, depth %d, %.1fs (%.0f distinct/s), %s\n",
 			r.name, res.Generated, res.Distinct, res.Depth, secs, rate, status)
