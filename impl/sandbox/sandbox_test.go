@@ -13,6 +13,9 @@ import (
 
 func TestMain(m *testing.M) {
 	sandbox.RunStageIfChild()
+	if os.Getenv(gateHelperEnv) != "" {
+		gateHelper()
+	}
 	os.Exit(m.Run())
 }
 

@@ -1,0 +1,147 @@
+package sandbox_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/soundgate/soundgate/impl/sandbox"
+	"github.com/soundgate/soundgate/impl/sandbox/internal/kerneltest"
+)
+
+// gateHelperEnv makes the test binary act as a gate that starts a sandbox whose agent
+// leaves a tree of sleeping processes, prints the reaper's host PID, and waits.
+const gateHelperEnv = "SOUNDGATE_SANDBOX_TEST_GATE"
+
+// agentTree is an agent with grandchildren that would outlive it if nothing reaped them.
+var agentTree = []string{"sh", "-c", "sleep 60 & sleep 60 & (sleep 60 &) ; exec sleep 60"}
+
+func gateHelper() {
+	sb, err := sandbox.Start(sandbox.Config{Argv: agentTree, Env: []string{"PATH=/usr/bin:/bin"}})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println(sb.InitPID())
+	sb.Wait()
+	os.Exit(0)
+}
+
+// nsMembers returns the host PIDs of processes in the PID namespace of pid ("" link: gone).
+func nsMembers(t *testing.T, nsLink string) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if l, err := os.Readlink(filepath.Join("/proc", e.Name(), "ns/pid")); err == nil && l == nsLink {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// TestGateSIGKILLTakesTheTree: SIGKILL of the gate ends the reaper and every process
+// of the agent's tree; nothing is left in the sandbox's PID namespace.
+func TestGateSIGKILLTakesTheTree(t *testing.T) {
+	kerneltest.Require(t, sandbox.Layers{})
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := exec.Command(exe, "-test.run=^$")
+	gate.Env = append(os.Environ(), gateHelperEnv+"=1")
+	out, err := gate.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gate.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer gate.Process.Kill()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("gate helper: %v", err)
+	}
+	initPID, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatalf("gate helper said %q", line)
+	}
+	nsLink, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", initPID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the agent's tree (reaper, sh, 4 sleeps)", func() bool { return len(nsMembers(t, nsLink)) >= 5 })
+	members := nsMembers(t, nsLink)
+	if err := gate.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	gate.Wait()
+	waitFor(t, "the PID namespace to empty", func() bool { return len(nsMembers(t, nsLink)) == 0 })
+	for _, pid := range members {
+		if err := syscall.Kill(pid, 0); err == nil {
+			t.Errorf("process %d of the sandbox outlived the gate", pid)
+		}
+	}
+}
+
+// TestAgentExitReapsOrphans: when the agent exits, what it left running goes too.
+func TestAgentExitReapsOrphans(t *testing.T) {
+	kerneltest.Require(t, sandbox.Layers{})
+	sb, err := sandbox.Start(sandbox.Config{Argv: []string{"sh", "-c", "(sleep 60 &); sleep 60 & exit 7"},
+		Env: []string{"PATH=/usr/bin:/bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nsLink, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", sb.InitPID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	code, err := sb.Wait()
+	if err != nil || code != 7 {
+		t.Fatalf("exit %d %v, want 7", code, err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Wait took %v: the orphans held the sandbox", d)
+	}
+	waitFor(t, "the PID namespace to empty", func() bool { return len(nsMembers(t, nsLink)) == 0 })
+}
+
+// BenchmarkStart measures the start-up cost of a sandbox: from Start to the exit of
+// an agent that does nothing (/bin/true), with every layer on.
+func BenchmarkStart(b *testing.B) {
+	kerneltest.Require(b, sandbox.Layers{})
+	for b.Loop() {
+		sb, err := sandbox.Start(sandbox.Config{Argv: []string{"true"}, Env: []string{"PATH=/usr/bin:/bin"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if code, err := sb.Wait(); code != 0 || err != nil {
+			b.Fatalf("exit %d %v", code, err)
+		}
+	}
+}
