@@ -14,3 +14,31 @@ verify-wal:
 	@mkdir -p $(BUILD)
 	$(GO) run ./impl/wal/crashsim/walcrashsim -cycles $(WAL_CRASH_CYCLES) -seed $(WAL_CRASH_SEED) | tee $(BUILD)/wal.log
 	tail -n 1 $(BUILD)/wal.log >> $(SUMMARY)
+
+# The gate crash harness (test/crash): the real `soundgate serve` binary (built with
+# -tags failpoints), SIGKILLed at random moments and at log failpoints under
+# concurrent load, restarted on the same directory; D1, P2, P3, P4 checked after every
+# restart; recovery time printed. A short run also runs in `go test ./...`
+# (TestCrashHarness, with its negative control). crash-long is the 1,000-cycle run.
+GATECRASH_CYCLES      ?= 200
+GATECRASH_LONG_CYCLES ?= 1000
+GATECRASH_SEED        ?= 1
+
+VERIFY_TARGETS += verify-gatecrash
+
+.PHONY: verify-gatecrash crash-long bench-durable
+verify-gatecrash:
+	@mkdir -p $(BUILD)
+	$(GO) run ./test/crash/gatecrash -cycles $(GATECRASH_CYCLES) -seed $(GATECRASH_SEED) | tee $(BUILD)/gatecrash.log
+	tail -n 1 $(BUILD)/gatecrash.log >> $(SUMMARY)
+
+crash-long:
+	@mkdir -p $(BUILD)
+	$(GO) run ./test/crash/gatecrash -cycles $(GATECRASH_LONG_CYCLES) -seed $(GATECRASH_SEED) | tee $(BUILD)/gatecrash-long.log
+
+# Durable-mode throughput and latency next to Redis SET NX with appendfsync always
+# (installed from Debian if missing; loopback only). Not part of verify: the machine
+# is shared and the figures are noisy; see docs/verify/wal.md.
+bench-durable:
+	@mkdir -p $(BUILD)
+	bash ci/bench/durable.sh | tee $(BUILD)/bench-durable.log

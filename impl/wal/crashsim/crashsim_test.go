@@ -12,9 +12,9 @@ func TestCrashLoop(t *testing.T) {
 		name string
 		cfg  Config
 	}{
-		{"one writer", Config{Seed: 1, Cycles: 150, Writers: 1, RecordsMax: 60, OpsMax: 80, SegmentBytes: 1024, PayloadMax: 100}},
-		{"concurrent writers", Config{Seed: 2, Cycles: 150, Writers: 8, RecordsMax: 150, OpsMax: 120, SegmentBytes: 2048, PayloadMax: 200}},
-		{"with snapshots", Config{Seed: 3, Cycles: 150, Writers: 4, RecordsMax: 150, OpsMax: 150, SegmentBytes: 1024, SnapshotEvery: 40, PayloadMax: 120}},
+		{"one writer", Config{Seed: 1, Cycles: 100, Writers: 1, RecordsMax: 60, OpsMax: 80, SegmentBytes: 1024, PayloadMax: 100}},
+		{"concurrent writers", Config{Seed: 2, Cycles: 100, Writers: 8, RecordsMax: 150, OpsMax: 120, SegmentBytes: 2048, PayloadMax: 200}},
+		{"with snapshots", Config{Seed: 3, Cycles: 100, Writers: 4, RecordsMax: 150, OpsMax: 150, SegmentBytes: 1024, SnapshotEvery: 40, PayloadMax: 120}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
