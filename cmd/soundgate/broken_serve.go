@@ -1,0 +1,130 @@
+//go:build brokengate
+
+package main
+
+// A deliberately unsafe server, for the negative controls of the linearizability
+// check (lincheck): built only with -tags brokengate, never in a normal build. Its
+// log acknowledges every record at once (WaitDurable returns before the record is
+// even written) and writes records to the real write-ahead log only every
+// unsafeFlushEvery, so a SIGKILL loses answers the gate already gave. lincheck must
+// report such a server as not linearizable once it is killed and restarted.
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/impl/wal"
+)
+
+// unsafeFlushEvery is how long the unsafe log keeps acknowledged records in memory.
+const unsafeFlushEvery = 100 * time.Millisecond
+
+func init() {
+	register(&command{name: "serve-unsafe", summary: "BROKEN ON PURPOSE: acknowledges before the log is written (tests only)",
+		usage: "soundgate serve-unsafe --roles FILE --data DIR [--listen ADDR] [--unix PATH]", run: serveUnsafeMain})
+}
+
+// earlyAckLog is a server.Log whose WaitDurable lies: records wait in memory and
+// reach the real log only on the next flush.
+type earlyAckLog struct {
+	real    *wal.Log
+	mu      sync.Mutex
+	pending [][]byte
+	next    wal.LSN
+}
+
+func (l *earlyAckLog) Append(rec []byte) (wal.LSN, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pending = append(l.pending, append([]byte(nil), rec...))
+	l.next++
+	return l.next, nil
+}
+
+// WaitDurable returns at once: the defect under test.
+func (l *earlyAckLog) WaitDurable(context.Context, wal.LSN) error { return nil }
+
+func (l *earlyAckLog) flushLoop() {
+	for range time.Tick(unsafeFlushEvery) {
+		l.mu.Lock()
+		batch := l.pending
+		l.pending = nil
+		var last wal.LSN
+		for _, rec := range batch {
+			lsn, err := l.real.Append(rec)
+			if err != nil {
+				l.mu.Unlock()
+				fmt.Fprintln(os.Stderr, "serve-unsafe: append:", err)
+				os.Exit(exitFailure)
+			}
+			last = lsn
+		}
+		l.mu.Unlock()
+		if last > 0 {
+			l.real.WaitDurable(context.Background(), last)
+		}
+	}
+}
+
+func serveUnsafeMain(args []string) int {
+	fs := flag.NewFlagSet("serve-unsafe", flag.ContinueOnError)
+	listen := fs.String("listen", "", "TCP address")
+	unix := fs.String("unix", "", "Unix socket path")
+	roles := fs.String("roles", "", "roles file")
+	data := fs.String("data", "", "log directory")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *roles == "" || *data == "" || (*listen == "" && *unix == "") {
+		return fail(exitUsage, "serve-unsafe needs --roles, --data and --listen or --unix")
+	}
+	rs, err := server.LoadRoles(*roles)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	wlog, err := wal.Open(*data, wal.Options{})
+	if err != nil {
+		return fail(exitFailure, "open the log: %v", err)
+	}
+	cl := core.DefaultLimits()
+	gate, last, err := server.Recover(wlog, cl)
+	if err != nil {
+		return fail(exitFailure, "recover: %v", err)
+	}
+	ul := &earlyAckLog{real: wlog, next: last}
+	go ul.flushLoop()
+	srv, err := server.New(server.Config{Roles: rs, Core: cl, Log: ul, Gate: gate, Version: version + "-unsafe"})
+	if err != nil {
+		return fail(exitFailure, "%v", err)
+	}
+	fmt.Fprintln(os.Stderr, "serve-unsafe: WARNING: this gate acknowledges before its log is written (negative control)")
+	for _, a := range []struct{ network, addr string }{{"tcp", *listen}, {"unix", *unix}} {
+		if a.addr == "" {
+			continue
+		}
+		if a.network == "unix" {
+			os.Remove(a.addr)
+		}
+		l, err := net.Listen(a.network, a.addr)
+		if err != nil {
+			return fail(exitFailure, "listen on %s: %v", a.addr, err)
+		}
+		go srv.Serve(l)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	<-sig
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv.Shutdown(ctx)
+	return exitOK
+}
