@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/soundgate/soundgate/client"
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/egress"
+	"github.com/soundgate/soundgate/impl/proto"
+	"github.com/soundgate/soundgate/impl/sandbox"
+)
+
+func init() {
+	// A sandbox's init re-executes this binary; it never reaches main.
+	sandbox.RunStageIfChild()
+	register(&command{name: "run", summary: "run an agent whose only way out is the gate (kernel-enforced)",
+		usage: "soundgate run [flags] -- COMMAND [ARGS...]", run: runMain})
+}
+
+// pathsFlag collects a repeatable path flag.
+type pathsFlag []string
+
+func (p *pathsFlag) String() string     { return strings.Join(*p, ",") }
+func (p *pathsFlag) Set(s string) error { *p = append(*p, s); return nil }
+
+// proxyEnv are the variables that point HTTP clients at the gate's proxy.
+var proxyEnv = []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"}
+
+// agentEnv is the agent's environment: the caller's, without the gate's credential,
+// with the proxy variables pointing at the gate and SOUNDGATE_RUN set.
+func agentEnv(base []string, proxyURL string, run core.RunID) []string {
+	drop := map[string]bool{"SOUNDGATE_TOKEN": true, "SOUNDGATE_ADDR": true, "SOUNDGATE_RUN": true,
+		"NO_PROXY": true, "no_proxy": true}
+	for _, k := range proxyEnv {
+		drop[k] = true
+	}
+	env := make([]string, 0, len(base)+len(proxyEnv)+1)
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] {
+			env = append(env, kv)
+		}
+	}
+	for _, k := range proxyEnv {
+		env = append(env, k+"="+proxyURL)
+	}
+	return append(env, "SOUNDGATE_RUN="+string(run))
+}
+
+func runMain(args []string) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `Usage: soundgate run [flags] -- COMMAND [ARGS...]
+
+Runs COMMAND so that the kernel leaves it one way out: the gate's HTTP(S) proxy
+(docs/mediation.md). The agent gets new user, mount, PID, IPC, UTS and network
+namespaces (only loopback, where the proxy listens), a read-only view of the host
+with --writable paths bound read-write, no capabilities, Landlock and a seccomp
+filter. Every request through the proxy (absolute-URI or CONNECT) is admitted
+through the gate first: held while the run is paused, refused after a cancel or a
+rejection, forwarded only once admitted. HTTP_PROXY, HTTPS_PROXY and SOUNDGATE_RUN
+are set for the agent; the gate's credential is not passed on. The exit status is
+the agent's (128+N if signal N ended it; 125 if the sandbox could not be built).
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	addr := os.Getenv("SOUNDGATE_ADDR")
+	if addr == "" {
+		addr = "127.0.0.1:7433"
+	}
+	gateAddr := fs.String("addr", addr, "gate address: host:port, or unix:/path (env SOUNDGATE_ADDR)")
+	token := fs.String("token", os.Getenv("SOUNDGATE_TOKEN"), "an agent's credential (env SOUNDGATE_TOKEN)")
+	run := fs.String("run", os.Getenv("SOUNDGATE_RUN"), "the run the agent's effects belong to (env SOUNDGATE_RUN; an operator opens it)")
+	local := fs.Bool("local", false, "no gate server: an in-process gate with no approver and no log (demos and tests)")
+	var writable, readOnly pathsFlag
+	fs.Var(&writable, "writable", "host path the agent may write (repeatable)")
+	fs.Var(&readOnly, "read-only", "host path to show read-only where the view hides the host, e.g. under /tmp (repeatable)")
+	tmp := fs.Bool("tmp", true, "give the agent a private writable /tmp")
+	dir := fs.String("dir", "", "working directory of the agent (default: the current one)")
+	port := fs.Int("port", sandbox.DefaultProxyPort, "TCP port of the proxy inside the sandbox")
+	heldWait := fs.Duration("held-wait", egress.DefaultHeldWaitMax, "how long a request waits while its run is paused")
+	logPath := fs.String("log", "-", "egress log: one line per request (-: standard error)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	if *run == "" {
+		return fail(exitUsage, "no run: give --run or set SOUNDGATE_RUN")
+	}
+	runID := core.RunID(*run)
+
+	var admitter egress.Admitter
+	if *local {
+		g := egress.NewLocalGate()
+		if err := g.Open(runID); err != nil {
+			return fail(exitUsage, "run %q: %v", *run, err)
+		}
+		admitter = g
+	} else {
+		if *token == "" {
+			return fail(exitUsage, "no credential: give --token or set SOUNDGATE_TOKEN (or --local)")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, err := client.Dial(ctx, *gateAddr, *token)
+		if err != nil {
+			cancel()
+			return fail(exitFailure, "%v", err)
+		}
+		defer c.Close()
+		if c.Role != proto.RoleAgent {
+			cancel()
+			return fail(exitUsage, "the credential's role is %s; soundgate run needs an agent's", c.Role)
+		}
+		ca := &egress.ClientAdmitter{C: c}
+		_, err = ca.Epoch(ctx, runID)
+		cancel()
+		if err != nil {
+			return fail(exitRefused, "run %q: %v (an operator opens it: soundgate open %s)", *run, err, *run)
+		}
+		admitter = ca
+	}
+
+	logw := io.Writer(os.Stderr)
+	if *logPath != "-" {
+		f, err := os.OpenFile(*logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return fail(exitUsage, "egress log: %v", err)
+		}
+		defer f.Close()
+		logw = f
+	}
+	var logMu sync.Mutex
+	proxy := &egress.Proxy{Admitter: admitter, Run: runID, HeldWaitMax: *heldWait, Log: func(e egress.Event) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		fmt.Fprintf(logw, "%s %s\n", e.Time.UTC().Format(time.RFC3339Nano), e)
+	}}
+	proxyURL := fmt.Sprintf("http://127.0.0.1:%d", *port)
+	sb, err := sandbox.Start(sandbox.Config{
+		Argv: argv, Env: agentEnv(os.Environ(), proxyURL, runID), Dir: *dir,
+		Writable: writable, ReadOnly: readOnly, WritableTmp: *tmp, ProxyPort: *port,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+	})
+	switch {
+	case errors.Is(err, sandbox.ErrConfig):
+		return fail(exitUsage, "%v", err)
+	case err != nil:
+		return fail(sandbox.ExitSetup, "%v", err)
+	}
+	go proxy.Serve(sb.Listener())
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	go func() {
+		for s := range sigs {
+			sb.Signal(s)
+		}
+	}()
+	code, err := sb.Wait()
+	if err != nil {
+		return fail(exitFailure, "%v", err)
+	}
+	return code
+}
