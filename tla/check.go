@@ -184,7 +184,7 @@ func (e *explorer) successors(st []Value, fn func(next []Value)) (err error) {
 				throw(e.s.next.pos, "action %s does not give %s' a value", e.label(), e.s.vars[i])
 			}
 		}
-		fn(append([]Value(nil), c.next...))
+		fn(c.next) // fn must copy what it keeps
 	})
 	return nil
 }
@@ -251,7 +251,7 @@ func (e *explorer) add(st []Value, parent uint32, depth uint16) (uint32, bool) {
 	}
 	i := uint32(len(e.states))
 	e.seen[string(k)] = i
-	e.states = append(e.states, st)
+	e.states = append(e.states, append([]Value(nil), st...))
 	e.parent = append(e.parent, parent)
 	e.depth = append(e.depth, depth)
 	return i, true
@@ -372,7 +372,7 @@ func (e *explorer) run() (*Result, error) {
 		if e.opts.MaxStates > 0 && len(e.states) > e.opts.MaxStates {
 			return finish(head + 1), errAt(ErrLimit, Pos{}, "more than %d distinct states", e.opts.MaxStates)
 		}
-		if e.opts.Progress != nil && head&1023 == 0 && time.Since(lastProgress) >= every {
+		if e.opts.Progress != nil && head&15 == 0 && time.Since(lastProgress) >= every {
 			lastProgress = time.Now()
 			el := time.Since(start).Seconds()
 			fmt.Fprintf(e.opts.Progress, "Progress(%d) at %s: %d states generated (%.0f s/min), %d distinct states found (%.0f ds/min), %d states left on queue.\n",

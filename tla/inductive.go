@@ -113,7 +113,7 @@ func (s *Spec) CheckInductive(o InductiveOptions) (*InductiveResult, error) {
 				inner = errAt(ErrLimit, typ.pos, "%s generates more than %d states", o.TypeOK, o.MaxStates)
 				return
 			}
-			st := append([]Value(nil), gen.cur...)
+			st := append([]Value(nil), gen.cur...) // gen.cur is reused
 			ok, err := e.holds(ind, st)
 			if err != nil || !ok {
 				inner = err
