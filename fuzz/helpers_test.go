@@ -38,6 +38,7 @@ func checkBudget(t *testing.T, what string, n int, f func()) {
 	runtime.ReadMemStats(&after)
 	allocs := after.Mallocs - before.Mallocs
 	bytes := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%s of %d bytes: %d allocations, %d bytes, %v", what, n, allocs, bytes, elapsed)
 	if maxAllocs := uint64(allocsPerLineByte*float64(n)) + allocsBase; allocs > maxAllocs {
 		t.Errorf("%s of %d bytes: %d allocations, budget %d", what, n, allocs, maxAllocs)
 	}
