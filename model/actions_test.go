@@ -121,6 +121,15 @@ func TestScenarios(t *testing.T) {
 			{"Timeout r2", "timed_out@2"},
 			{"Admit r2 k1 2", "denied(timed_out)"},
 		}},
+		{"the first gated claim wins (docs/spec-notes.md, note 2)", []step{
+			{"Open r1", "active@1"},
+			{"Admit r1 k1 1 gated", "held"},
+			{"Admit r1 k2 1", "held"},
+			{"Admit r1 k2 1 gated", "held"},
+			{"Decide r1 k2 approve", "error(not_pending)"},
+			{"Decide r1 k1 approve", "ok"},
+			{"Admit r1 k2 1 gated", "admit"},
+		}},
 		{"cancel of an unknown run leaves a tombstone", []step{
 			{"Cancel r1", "cancelled@2"},
 			{"Open r1", "cancelled@2"},
