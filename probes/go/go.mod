@@ -1,12 +1,13 @@
 module github.com/soundgate/soundgate/probes/go
 
-go 1.26
+go 1.26.0
 
 replace github.com/soundgate/soundgate => ../..
 
 require (
 	github.com/cloudwego/eino v0.7.36
 	github.com/firebase/genkit/go v1.4.0
+	github.com/soundgate/soundgate v0.0.0-00010101000000-000000000000
 	google.golang.org/adk v1.7.0
 	google.golang.org/genai v1.57.0
 )
@@ -65,11 +66,11 @@ require (
 	go.opentelemetry.io/otel/sdk v1.45.0 // indirect
 	go.opentelemetry.io/otel/trace v1.45.0 // indirect
 	golang.org/x/arch v0.11.0 // indirect
-	golang.org/x/crypto v0.54.0 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/exp v0.0.0-20250408133849-7e4ce0ab07d0 // indirect
-	golang.org/x/net v0.57.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
-	golang.org/x/text v0.40.0 // indirect
+	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/api v0.279.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260803160001-6ac0973c030d // indirect
 	google.golang.org/grpc v1.83.0 // indirect

@@ -20,9 +20,9 @@ var Rules = map[string]string{
 
 // Timing of the probes. The margins keep verdicts stable on a loaded machine.
 const (
-	ToolBodyDuration   = 150 * time.Millisecond // how long a B4 tool body runs before its commit point
+	ToolBodyDuration   = 300 * time.Millisecond // how long a B4 tool body runs before its commit point
 	StopAfterDuration  = 30 * time.Millisecond  // when the cancel or timeout fires
-	SettleDuration     = 400 * time.Millisecond // how long effects are watched after a stop
+	SettleDuration     = 500 * time.Millisecond // how long effects are watched after a stop
 	HumanThinkDuration = 100 * time.Millisecond // how long the human takes to decide
 )
 
@@ -213,6 +213,9 @@ type Env interface {
 	Stopped(ctx context.Context, how string, cancel func())
 	// Note records a remark.
 	Note(text string)
+	// Plan is the adapter's plan hook: the plan's gated keys and the effects
+	// it will perform, announced before any of its tools runs.
+	Plan(ctx context.Context, plan string, gated, effects []string) error
 }
 
 // Unmodified is the environment of an unmodified probe.
@@ -252,6 +255,9 @@ func (u *Unmodified) Stopped(_ context.Context, how string, cancel func()) {
 // Note implements Env.
 func (u *Unmodified) Note(text string) { u.L.Add(Event{Kind: "note", Text: text}) }
 
+// Plan implements Env: an unmodified run has no gate to tell.
+func (u *Unmodified) Plan(context.Context, string, []string, []string) error { return nil }
+
 // Probe is one probe of one property.
 type Probe struct {
 	Property    string // B1..B4
@@ -274,21 +280,22 @@ type Framework struct {
 
 // Result is the machine-readable record of one probe run.
 type Result struct {
-	ID         string  `json:"id"`
-	Module     string  `json:"module"`
-	Framework  string  `json:"framework"`
-	Package    string  `json:"package"`
-	Version    string  `json:"version"`
-	Primitive  string  `json:"primitive"`
-	Property   string  `json:"property"`
-	Case       string  `json:"case"`
-	About      string  `json:"about"`
-	Variant    string  `json:"variant"`
-	Repetition int     `json:"repetition"`
-	Rule       string  `json:"rule"`
-	Verdict    string  `json:"verdict"` // VIOLATION, CLEAN, UNAVAILABLE, ERROR
-	Reason     string  `json:"reason"`
-	Events     []Event `json:"events"`
+	ID         string   `json:"id"`
+	Module     string   `json:"module"`
+	Framework  string   `json:"framework"`
+	Package    string   `json:"package"`
+	Version    string   `json:"version"`
+	Primitive  string   `json:"primitive"`
+	Property   string   `json:"property"`
+	Case       string   `json:"case"`
+	About      string   `json:"about"`
+	Variant    string   `json:"variant"`
+	Repetition int      `json:"repetition"`
+	Rule       string   `json:"rule"`
+	Verdict    string   `json:"verdict"` // VIOLATION, CLEAN, UNAVAILABLE, ERROR
+	Reason     string   `json:"reason"`
+	Committed  []string `json:"committed"`
+	Events     []Event  `json:"events"`
 }
 
 // Sleep waits d or until ctx is done; it reports whether it was interrupted.

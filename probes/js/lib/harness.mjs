@@ -98,7 +98,7 @@ export function sleepCooperative(ms, signal) {
 }
 
 /** Timing of B4 probes, in milliseconds; the margins keep verdicts stable on a loaded machine. */
-export const TIMING = { toolBodyMs: 150, stopAfterMs: 30, settleMs: 400, humanThinkMs: 100 };
+export const TIMING = { toolBodyMs: 300, stopAfterMs: 30, settleMs: 500, humanThinkMs: 100 };
 
 /**
  * unmodifiedEnv is the environment of an unmodified probe: an effect commits

@@ -81,6 +81,13 @@ func main() {
 			}
 		}
 	}
+	harness.StopGate()
+	if gateProblem != "" {
+		fmt.Println("mediated variant UNAVAILABLE: " + gateProblem)
+		if os.Getenv("CI") == "true" {
+			errors++
+		}
+	}
 	summary := make([]harness.Result, len(results))
 	for i, r := range results {
 		r.Events = nil
@@ -108,7 +115,7 @@ func runOne(r *harness.Result, fw harness.Framework, p harness.Probe, variant st
 	defer cancel()
 	var env harness.Env
 	if variant == "mediated" {
-		m, err := harness.NewMediated(ctx, r.ID)
+		m, err := harness.NewMediated(ctx, r.ID, p)
 		if err != nil {
 			r.Verdict, r.Reason = "ERROR", "gate: "+err.Error()
 			return
@@ -142,6 +149,12 @@ func runOne(r *harness.Result, fw harness.Framework, p harness.Probe, variant st
 	if err != nil {
 		r.Verdict, r.Reason = "ERROR", err.Error()
 		return
+	}
+	r.Committed = []string{}
+	for _, e := range r.Events {
+		if e.Kind == "effect" {
+			r.Committed = append(r.Committed, e.Key)
+		}
 	}
 	r.Verdict, r.Reason = "CLEAN", v.Reason
 	if v.Violation {

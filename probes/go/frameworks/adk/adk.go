@@ -32,11 +32,14 @@ const (
 // scripted is the fake model: turn i answers with the calls of turns[i];
 // when every scripted turn has its results, or a result reports a
 // rejection, it answers with text and the run ends.
-type scripted struct{ turns [][]*genai.FunctionCall }
+type scripted struct {
+	env   harness.Env
+	turns [][]*genai.FunctionCall
+}
 
 func (m *scripted) Name() string { return "scripted" }
 
-func (m *scripted) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
+func (m *scripted) GenerateContent(ctx context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
 	answered := map[string]bool{}
 	rejected := false
 	for _, c := range req.Contents {
@@ -59,8 +62,19 @@ func (m *scripted) GenerateContent(_ context.Context, req *model.LLMRequest, _ b
 		content = genai.NewContentFromText("done", genai.RoleModel)
 	} else {
 		var parts []*genai.Part
+		var gated, effects []string
 		for _, fc := range m.turns[turn] {
 			parts = append(parts, &genai.Part{FunctionCall: fc})
+			if fc.Name == "delete_file" {
+				gated = append(gated, "delete")
+				effects = append(effects, "delete")
+			} else {
+				effects = append(effects, "send_email")
+			}
+		}
+		// the plan hook (a model wrapper): the turn's calls are announced to the gate
+		if err := m.env.Plan(ctx, plan, gated, effects); err != nil {
+			return func(yield func(*model.LLMResponse, error) bool) { yield(nil, err) }
 		}
 		content = &genai.Content{Role: genai.RoleModel, Parts: parts}
 	}
@@ -114,7 +128,7 @@ func newRunner(ctx context.Context, env harness.Env, turns [][]*genai.FunctionCa
 	if err != nil {
 		return nil, "", err
 	}
-	a, err := llmagent.New(llmagent.Config{Name: "probe", Model: &scripted{turns: turns}, Instruction: "scripted", Tools: []tool.Tool{del, send}})
+	a, err := llmagent.New(llmagent.Config{Name: "probe", Model: &scripted{env: env, turns: turns}, Instruction: "scripted", Tools: []tool.Tool{del, send}})
 	if err != nil {
 		return nil, "", err
 	}

@@ -88,16 +88,25 @@ func buildGraph(ctx context.Context, env harness.Env, o graphOpts) (compose.Runn
 		}
 		return map[string]any{"sibling": "sent"}, nil
 	})
-	for _, err := range []error{g.AddLambdaNode("gated", gated), g.AddLambdaNode("sibling", sibling)} {
+	// plan decides what the next step does; the mediated adapter registers
+	// the plan with the gate here.
+	effects := []string{"delete", "send_email"}
+	if o.prepareFirst {
+		effects = append([]string{"prepare"}, effects...)
+	}
+	planNode := compose.InvokableLambda(func(ctx context.Context, in map[string]any) (map[string]any, error) {
+		return in, env.Plan(ctx, plan, []string{"delete"}, effects)
+	})
+	for _, err := range []error{g.AddLambdaNode("plan", planNode), g.AddLambdaNode("gated", gated), g.AddLambdaNode("sibling", sibling)} {
 		if err != nil {
 			return nil, err
 		}
 	}
 	var edges [][2]string
 	if o.parallel {
-		edges = [][2]string{{compose.START, "gated"}, {compose.START, "sibling"}, {"gated", compose.END}, {"sibling", compose.END}}
+		edges = [][2]string{{compose.START, "plan"}, {"plan", "gated"}, {"plan", "sibling"}, {"gated", compose.END}, {"sibling", compose.END}}
 	} else {
-		edges = [][2]string{{compose.START, "gated"}, {"gated", "sibling"}, {"sibling", compose.END}}
+		edges = [][2]string{{compose.START, "plan"}, {"plan", "gated"}, {"gated", "sibling"}, {"sibling", compose.END}}
 	}
 	for _, e := range edges {
 		if err := g.AddEdge(e[0], e[1]); err != nil {
@@ -247,6 +256,9 @@ func toolRun(turns [][]schema.ToolCall, decision string) func(context.Context, h
 		for i, calls := range turns {
 			var out []*schema.Message
 			id := fmt.Sprintf("t1-turn%d", i)
+			if err := planTurn(ctx, env, calls); err != nil {
+				return err
+			}
 			err := resumeLoop(ctx, env, decision, func(ctx context.Context) error {
 				var err error
 				out, err = r.Invoke(ctx, schema.AssistantMessage("", calls), compose.WithCheckPointID(id))
@@ -263,6 +275,21 @@ func toolRun(turns [][]schema.ToolCall, decision string) func(context.Context, h
 		}
 		return nil
 	}
+}
+
+// planTurn is the plan hook of a model turn: the turn's calls are announced
+// to the gate before the ToolsNode runs them.
+func planTurn(ctx context.Context, env harness.Env, calls []schema.ToolCall) error {
+	var gated, effects []string
+	for _, c := range calls {
+		if c.Function.Name == "delete_file" {
+			gated = append(gated, "delete")
+			effects = append(effects, "delete")
+		} else {
+			effects = append(effects, "send_email")
+		}
+	}
+	return env.Plan(ctx, plan, gated, effects)
 }
 
 func toolStopRun(how, body string, control bool) func(context.Context, harness.Env) error {

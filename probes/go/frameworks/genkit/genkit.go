@@ -84,7 +84,7 @@ func newSetup(env harness.Env, turns [][]string, body string) *setup {
 	})
 	names := map[string]string{"delete_file": s.del.Name(), "send_email": s.send.Name()}
 	s.model = genkit.DefineModel(gk, "probe/"+uniq("scripted"), &ai.ModelOptions{Supports: &ai.ModelSupports{Multiturn: true, Tools: true}},
-		func(_ context.Context, req *ai.ModelRequest, _ ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+		func(ctx context.Context, req *ai.ModelRequest, _ ai.ModelStreamCallback) (*ai.ModelResponse, error) {
 			answered := map[string]bool{}
 			rejected := false
 			for _, m := range req.Messages {
@@ -106,6 +106,19 @@ func newSetup(env harness.Env, turns [][]string, body string) *setup {
 			if rejected || turn >= len(turns) {
 				msg.Content = []*ai.Part{ai.NewTextPart("done")}
 			} else {
+				var gated, effects []string
+				for _, ref := range turns[turn] {
+					if ref == "delete_file" {
+						gated = append(gated, "delete")
+						effects = append(effects, "delete")
+					} else {
+						effects = append(effects, "send_email")
+					}
+				}
+				// the plan hook (a model wrapper): the turn's requests are announced to the gate
+				if err := env.Plan(ctx, plan, gated, effects); err != nil {
+					return nil, err
+				}
 				for _, ref := range turns[turn] {
 					in := map[string]any{"path": "/data"}
 					if ref == "send_email" {
