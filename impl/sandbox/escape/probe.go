@@ -84,11 +84,11 @@ func RunProbeIfChild() {
 		os.Exit(0)
 	case modeI386:
 		pid, ok := foreignGetpid()
-		fmt.Printf("i386 getpid returned %d (probed=%v)\n", pid, ok)
+		fmt.Printf("i386 getpid returned %d errno=0 (probed=%v)\n", pid, ok)
 		os.Exit(0)
 	case modeX32:
 		r, _, e := unix.Syscall(x32Getpid, 0, 0, 0)
-		fmt.Printf("x32 getpid returned %d, %v\n", int(r), e)
+		fmt.Printf("x32 getpid returned %d errno=%d\n", int(r), int(e))
 		os.Exit(0)
 	}
 	var t Targets
