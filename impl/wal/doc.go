@@ -12,10 +12,12 @@
 //	...
 //	err = log.Snapshot(upto, state)              // state = every record up to upto applied
 //
-// Group commit. One committer goroutine writes whatever has been appended while the
-// previous fdatasync ran and syncs once for all of it, so concurrent waiters share a
-// sync. There is no timer: an Append wakes the committer at once, so a lone request
-// pays one write and one fdatasync.
+// Group commit. Append does no I/O. A WaitDurable that finds nobody writing leads:
+// it writes everything appended so far and fdatasyncs once, in its own goroutine, so
+// a lone request pays one write and one fdatasync and no hand-off. Records appended
+// meanwhile are handed to the committer goroutine, which writes batch after batch
+// without a gap while records keep coming, so concurrent waiters share fdatasyncs.
+// There is no timer anywhere.
 //
 // Fail closed. When a write, an fdatasync, a segment creation or a directory sync
 // fails (a full disk included), the log is failed forever: Err returns a

@@ -56,7 +56,7 @@ type Log struct {
 	segmentBytes int64
 
 	mu        sync.Mutex
-	work      *sync.Cond // signals the committer: pending work or closing
+	work      *sync.Cond // wakes the committer: a leader handed over, or closing
 	space     *sync.Cond // signals appenders blocked on PendingBytesMax
 	pending   []chunk
 	pendBytes int
@@ -66,7 +66,7 @@ type Log struct {
 	durable   LSN           // last on stable storage
 	err       error         // sticky *FailedError
 	closing   bool
-	idle      bool // the committer waits for work: Append must signal it
+	syncing   bool // a leader (a waiter or the committer) is writing a batch
 	closed    bool
 	appended  bool // Append was called: no Replay any more
 	replayed  bool
@@ -226,6 +226,10 @@ func (l *Log) Append(rec []byte) (LSN, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for l.err == nil && !l.closing && l.pendBytes > 0 && l.pendBytes+size > PendingBytesMax {
+		if !l.syncing {
+			l.commitLocked() // nobody is writing: make room now
+			continue
+		}
 		l.space.Wait()
 	}
 	if l.err != nil {
@@ -252,10 +256,6 @@ func (l *Log) Append(rec []byte) (LSN, error) {
 	l.activeLen += int64(size)
 	l.pendBytes += size
 	l.stats.Records++
-	if l.idle {
-		l.idle = false // one wake-up per batch, not one per record
-		l.work.Signal()
-	}
 	return lsn, nil
 }
 
@@ -272,6 +272,12 @@ func (l *Log) buffer() []byte {
 // log's *FailedError if the log failed before lsn became durable, ErrClosed if it was
 // closed first, ctx's error if ctx ends first (the record may still become durable),
 // and ErrNotAppended for an LSN never appended. Many waiters share one fdatasync.
+//
+// When nobody is writing, the caller writes and fdatasyncs everything appended so far
+// itself (it leads), so a lone request pays one write and one fdatasync and no
+// hand-off to another goroutine; while it leads, ctx is not looked at (one fdatasync
+// at most). Records appended meanwhile go to the committer goroutine, which writes
+// batch after batch, without a gap, for as long as records keep coming.
 func (l *Log) WaitDurable(ctx context.Context, lsn LSN) error {
 	l.mu.Lock()
 	for {
@@ -289,6 +295,12 @@ func (l *Log) WaitDurable(ctx context.Context, lsn LSN) error {
 		case l.closed:
 			l.mu.Unlock()
 			return ErrClosed
+		case !l.syncing:
+			l.commitLocked()
+			if len(l.pending) > 0 && l.err == nil {
+				l.work.Signal() // appended while we wrote: the committer takes over
+			}
+			continue
 		}
 		ch := l.durableCh
 		l.mu.Unlock()
@@ -342,8 +354,18 @@ func (l *Log) Close() error {
 		return l.Err()
 	}
 	l.closing = true
-	l.work.Signal()
 	l.space.Broadcast()
+	for l.err == nil && (len(l.pending) > 0 || l.syncing) {
+		if !l.syncing {
+			l.commitLocked()
+			continue
+		}
+		ch := l.durableCh // a leader is writing: wait for it
+		l.mu.Unlock()
+		<-ch
+		l.mu.Lock()
+	}
+	l.work.Broadcast()
 	l.mu.Unlock()
 	<-l.done
 	l.mu.Lock()
@@ -380,44 +402,64 @@ func (l *Log) fail(err error) {
 	l.space.Broadcast()
 }
 
-// commitLoop is the committer: it writes whatever was appended while the previous
-// fdatasync ran, syncs once, and publishes the new durable LSN. No timer: when one
-// record waits, it is written and synced at once.
+// commitLoop is the committer. A waiter that finds nobody writing leads its own
+// batch (WaitDurable); when records were appended while it wrote, it hands over to
+// the committer, which then writes whatever was appended while the previous
+// fdatasync ran, batch after batch with no gap, until no record is left. No timer
+// anywhere: a record is written as soon as someone waits for it.
 func (l *Log) commitLoop() {
 	defer close(l.done)
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	for {
-		for len(l.pending) == 0 && !l.closing && l.err == nil {
-			l.idle = true
+		for !l.closing && (len(l.pending) == 0 || l.syncing || l.err != nil) {
 			l.work.Wait()
 		}
-		l.idle = false
-		if l.err != nil || len(l.pending) == 0 {
-			l.mu.Unlock()
-			return // failed, or closing with nothing left to write
+		if l.closing {
+			return // Close flushes
 		}
-		batch := l.pending
-		l.pending = nil
-		l.pendBytes = 0
-		l.space.Broadcast()
-		l.mu.Unlock()
-
-		err := l.writeBatch(batch)
-
-		l.mu.Lock()
-		if err != nil {
-			l.fail(err)
-			continue
+		for len(l.pending) > 0 && !l.syncing && l.err == nil {
+			l.commitLocked()
 		}
-		// Persist before reply: durable advances only after the fdatasync.
-		l.durable = batch[len(batch)-1].last
-		l.stats.Syncs++
-		close(l.durableCh)
-		l.durableCh = make(chan struct{})
-		for _, c := range batch {
-			if cap(c.data) <= 4<<20 && len(l.spare) < 4 {
-				l.spare = append(l.spare, c.data)
-			}
+	}
+}
+
+// commitLocked writes and fdatasyncs everything appended so far (one group commit),
+// then publishes the new durable LSN and wakes the waiters. Called with mu held, no
+// leader writing and records pending; mu is released during the I/O and held again
+// on return. Only one leader at a time touches the active segment (l.syncing).
+func (l *Log) commitLocked() {
+	if l.syncing || len(l.pending) == 0 {
+		panic("soundgate/wal: commit without pending records or with a leader writing")
+	}
+	l.syncing = true
+	batch := l.pending
+	l.pending = nil
+	l.pendBytes = 0
+	l.space.Broadcast()
+	l.mu.Unlock()
+
+	err := l.writeBatch(batch)
+
+	l.mu.Lock()
+	l.syncing = false
+	l.space.Broadcast()
+	if err != nil {
+		l.fail(err)
+		return
+	}
+	// Persist before reply: durable advances only after the fdatasync.
+	last := batch[len(batch)-1].last
+	if last <= l.durable {
+		panic("soundgate/wal: durable LSN would not advance")
+	}
+	l.durable = last
+	l.stats.Syncs++
+	close(l.durableCh)
+	l.durableCh = make(chan struct{})
+	for _, c := range batch {
+		if cap(c.data) <= 4<<20 && len(l.spare) < 4 {
+			l.spare = append(l.spare, c.data)
 		}
 	}
 }

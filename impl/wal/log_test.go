@@ -245,13 +245,21 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestWaitDurableContext: a cancelled wait returns the context's error.
+// TestWaitDurableContext: a waiter whose context ends while another leads the
+// commit returns the context's error; its record still becomes durable.
 func TestWaitDurableContext(t *testing.T) {
 	fsys := walfs.NewFaultFS()
 	fsys.SetSyncDelay(200 * time.Millisecond)
 	l := mustOpen(t, fsys, 0)
 	defer l.Close()
-	lsn, err := l.Append([]byte("slow"))
+	first, err := l.Append([]byte("slow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := make(chan error, 1)
+	go func() { leader <- l.WaitDurable(context.Background(), first) }() // leads: a 200 ms sync
+	time.Sleep(20 * time.Millisecond)
+	lsn, err := l.Append([]byte("behind it"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,6 +267,9 @@ func TestWaitDurableContext(t *testing.T) {
 	defer cancel()
 	if err := l.WaitDurable(ctx, lsn); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err %v, want deadline exceeded", err)
+	}
+	if err := <-leader; err != nil {
+		t.Fatal(err)
 	}
 	if err := l.WaitDurable(context.Background(), lsn); err != nil {
 		t.Fatalf("the record still becomes durable: %v", err)

@@ -60,7 +60,7 @@ type Result struct {
 
 // Summary is the one-line summary of a run.
 func (r Result) Summary(cfg Config) string {
-	return fmt.Sprintf("wal crash-recovery: %d crash cycles, %d records checked, %d acknowledged verified, 0 lost, %d torn tails truncated, %d snapshots (%d recoveries from one), max %d segments, seed %d, %.1fs, ok",
+	return fmt.Sprintf("wal crash-recovery: %d crash cycles, %d replayed records checked, %d acknowledged records re-verified (summed over recoveries), 0 lost, %d torn tails truncated, %d snapshots (%d recoveries from one), max %d segments, seed %d, %.1fs, ok",
 		r.Cycles, r.RecordsChecked, r.AckedChecked, r.TornTails, r.Snapshots, r.SnapshotLoads, r.MaxSegments, cfg.Seed, r.Elapsed.Seconds())
 }
 
