@@ -18,6 +18,7 @@ type Stats struct {
 	Divergences int64            // operations where the two sides differed
 	Actions     map[string]int64 // per model action
 	Answers     map[string]int64 // per answer ("admit", "denied(stale_epoch)", "error(not_pending)", ...)
+	Smallest    *Divergence      // the shortest divergence seen (randomized modes)
 }
 
 // NewStats returns empty counters.

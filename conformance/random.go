@@ -1,0 +1,156 @@
+package conformance
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/commands"
+	"github.com/leanovate/gopter/gen"
+
+	"github.com/soundgate/soundgate/model"
+)
+
+// RandomConfig is the domain of the randomized modes: more names than the exhaustive
+// mode can afford, epochs up to 4.
+var RandomConfig = model.Config{Runs: []string{"r1", "r2", "r3"}, Keys: []string{"k1", "k2", "k3", "k4"}, MaxEpoch: 4}
+
+// traceState is the model side of a trace: the model's state and the trace so far.
+type traceState struct {
+	s     model.State
+	trace []model.Op
+	ans   model.Answer // the model's answer to the trace's last operation
+}
+
+// String keeps gopter's report short: the trace is printed as the command sequence.
+func (ts *traceState) String() string {
+	return fmt.Sprintf("model state after %d operations", len(ts.trace))
+}
+
+// opCommand is one operation of a trace, for gopter's stateful testing.
+type opCommand struct {
+	c     model.Config
+	op    model.Op
+	stats *Stats
+	mu    *sync.Mutex
+}
+
+type stepResult struct {
+	ans   model.Answer
+	state model.State
+}
+
+func (oc *opCommand) Run(sut commands.SystemUnderTest) commands.Result {
+	impl := sut.(Impl)
+	a := impl.Do(oc.op)
+	return stepResult{ans: a, state: impl.Abstract(oc.c)}
+}
+
+func (oc *opCommand) NextState(st commands.State) commands.State {
+	ts := st.(*traceState)
+	ans, next, err := model.Apply(oc.c, ts.s, oc.op)
+	if err != nil {
+		panic(err)
+	}
+	return &traceState{s: next, trace: append(ts.trace[:len(ts.trace):len(ts.trace)], oc.op), ans: ans}
+}
+
+func (oc *opCommand) PreCondition(commands.State) bool { return true }
+
+// PostCondition compares the implementation's answer and state with the model's
+// (gopter calls it with the state after NextState, which carries the model's answer).
+func (oc *opCommand) PostCondition(st commands.State, res commands.Result) *gopter.PropResult {
+	ts := st.(*traceState)
+	mAns := ts.ans
+	r := res.(stepResult)
+	oc.mu.Lock()
+	oc.stats.count(oc.op, mAns)
+	d := compare(oc.c, ts.trace, mAns, ts.s, r.ans, r.state)
+	if d != nil {
+		oc.stats.Divergences++
+		if oc.stats.Smallest == nil || len(d.Trace) <= len(oc.stats.Smallest.Trace) {
+			oc.stats.Smallest = d // shrinking only ever keeps failing candidates
+		}
+	}
+	oc.mu.Unlock()
+	if d != nil {
+		return &gopter.PropResult{Status: gopter.PropFalse, Error: d}
+	}
+	return &gopter.PropResult{Status: gopter.PropTrue}
+}
+
+func (oc *opCommand) String() string { return oc.op.Label() }
+
+// genOp generates the next operation from the model's state, weighted so that the
+// interesting paths are common: admits at the run's current epoch (sometimes stale or
+// ahead), decisions on pending keys, cancels, fences, timeouts and replays.
+func genOp(c model.Config, st *traceState, stats *Stats, mu *sync.Mutex) gopter.Gen {
+	runG := gen.IntRange(0, len(c.Runs)-1)
+	keyG := gen.IntRange(0, len(c.Keys)-1)
+	mk := func(op model.Op) commands.Command { return &opCommand{c: c, op: op, stats: stats, mu: mu} }
+	epochOf := func(r int) int { return st.s.Runs[r].Epoch }
+	admit := gopter.CombineGens(runG, keyG, gen.IntRange(0, 9), gen.Bool()).Map(func(v []any) commands.Command {
+		r, k, pick, gated := v[0].(int), v[1].(int), v[2].(int), v[3].(bool)
+		e := max(epochOf(r), 1)
+		switch pick {
+		case 0:
+			e-- // stale (or 0 when the run is new: invalid)
+		case 1:
+			e++ // ahead: bad_epoch
+		}
+		gated = gated && pick < 5
+		return mk(model.Op{Action: model.ActAdmit, Run: c.Runs[r], Key: c.Keys[k], Epoch: e, Gated: gated})
+	})
+	decide := gopter.CombineGens(runG, keyG, gen.IntRange(0, 2)).Map(func(v []any) commands.Command {
+		r, k, d := v[0].(int), v[1].(int), v[2].(int)
+		for j := range c.Keys { // prefer a pending key
+			if st.s.Runs[r].Pending[(k+j)%len(c.Keys)] {
+				k = (k + j) % len(c.Keys)
+				break
+			}
+		}
+		dec := model.Approve
+		if d == 0 {
+			dec = model.Reject
+		}
+		return mk(model.Op{Action: model.ActDecide, Run: c.Runs[r], Key: c.Keys[k], Decision: dec})
+	})
+	complete := gopter.CombineGens(runG, keyG, gen.Bool()).Map(func(v []any) commands.Command {
+		o := model.OK
+		if v[2].(bool) {
+			o = model.Failed
+		}
+		return mk(model.Op{Action: model.ActComplete, Run: c.Runs[v[0].(int)], Key: c.Keys[v[1].(int)], Outcome: o})
+	})
+	runOp := func(action string) gopter.Gen {
+		return runG.Map(func(r int) commands.Command { return mk(model.Op{Action: action, Run: c.Runs[r]}) })
+	}
+	return gen.Weighted([]gen.WeightedGen{
+		{Weight: 40, Gen: admit},
+		{Weight: 14, Gen: decide},
+		{Weight: 10, Gen: complete},
+		{Weight: 10, Gen: runOp(model.ActOpen)},
+		{Weight: 4, Gen: runOp(model.ActCancel)},
+		{Weight: 5, Gen: runOp(model.ActFence)},
+		{Weight: 3, Gen: runOp(model.ActTimeout)},
+	})
+}
+
+// Commands returns gopter's description of the conformance property for c: traces of
+// operations on a fresh implementation from newImpl, compared step by step.
+func Commands(c model.Config, newImpl func() Impl, stats *Stats) *commands.ProtoCommands {
+	mu := &sync.Mutex{}
+	return &commands.ProtoCommands{
+		NewSystemUnderTestFunc: func(commands.State) commands.SystemUnderTest { return newImpl() },
+		InitialStateGen:        gen.Const(&traceState{s: model.Init(c)}),
+		InitialPreConditionFunc: func(st commands.State) bool {
+			return len(st.(*traceState).trace) == 0
+		},
+		GenCommandFunc: func(st commands.State) gopter.Gen { return genOp(c, st.(*traceState), stats, mu) },
+	}
+}
+
+// Describe names a trace for failure messages.
+func Describe(seed int64, mode string) string {
+	return fmt.Sprintf("replay: go test ./conformance -run %s -args -conformance.seed=%d", mode, seed)
+}
