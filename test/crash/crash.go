@@ -213,7 +213,7 @@ func Run(cfg Config) (Result, error) {
 			if rng.IntN(2) == 1 {
 				name = "wal-after-sync"
 			}
-			fp = fmt.Sprintf("%s:%d", name, 1+rng.IntN(40))
+			fp = fmt.Sprintf("%s:%d", name, 1+rng.IntN(failpointHitsMax))
 		}
 		g, err := start(cfg, data, roles, sock, fp, life)
 		if err != nil {
@@ -393,8 +393,15 @@ func (g *gate) logTail() string {
 	return string(b)
 }
 
-// callTimeout bounds one request; the kill ends every request of a life anyway.
-const callTimeout = 5 * time.Second
+const (
+	// callTimeout bounds one request; the kill ends every request of a life anyway.
+	callTimeout = 5 * time.Second
+	// failpointHitsMax: an armed failpoint fires at a hit drawn from 1..this (a hit
+	// is one batch written, or one batch synced).
+	failpointHitsMax = 20
+	// failpointWait is how long an armed life runs on before a timed SIGKILL.
+	failpointWait = 3 * time.Second
+)
 
 // load runs the workload until the gate dies: killed by the harness after killAt, or
 // by itself at an armed failpoint. It reports whether the gate killed itself.
@@ -436,11 +443,11 @@ func load(h *history, cs *conns, g *gate, seed uint64, life int, killAt time.Dur
 		self = true
 	case <-timer.C:
 		if armed {
-			// Let an armed failpoint fire a little longer before falling back.
+			// Give an armed failpoint time to fire before falling back to SIGKILL.
 			select {
 			case <-g.exited:
 				self = true
-			case <-time.After(killAt):
+			case <-time.After(failpointWait):
 			}
 		}
 	}
