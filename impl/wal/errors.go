@@ -38,6 +38,7 @@ type FailedError struct {
 	Err  error  // the cause
 }
 
+// Error names the operation, the file and the cause.
 func (e *FailedError) Error() string {
 	cause := e.Err
 	var pe *fs.PathError
@@ -60,6 +61,7 @@ type CorruptError struct {
 	Reason string // what is wrong
 }
 
+// Error names the file, the offset and what is wrong.
 func (e *CorruptError) Error() string {
 	if e.Offset < 0 {
 		return fmt.Sprintf("soundgate/wal: corrupt log: %s: %s", e.Path, e.Reason)

@@ -103,6 +103,7 @@ const (
 	Corrupt
 )
 
+// String returns "torn" or "corrupt".
 func (d Damage) String() string {
 	switch d {
 	case Torn:

@@ -33,6 +33,7 @@ const (
 
 var opNames = [opCount]string{"write", "sync", "truncate", "create", "open", "read", "rename", "remove", "syncdir"}
 
+// String returns the operation's name, as in error messages and traces.
 func (o Op) String() string {
 	if o < 0 || o >= opCount {
 		return fmt.Sprintf("op(%d)", int(o))

@@ -103,6 +103,7 @@ func (OS) SyncDir(dir string) error {
 	return errors.Join(serr, cerr)
 }
 
+// osFile is an *os.File seen through the seam; Sync is fdatasync.
 type osFile struct{ f *os.File }
 
 func (o osFile) Write(p []byte) (int, error) { return o.f.Write(p) }
