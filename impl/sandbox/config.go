@@ -33,10 +33,15 @@ type Layers struct {
 	NetNS bool
 	// ReadOnlyRoot: the view of the host's root (and /dev) stays writable.
 	ReadOnlyRoot bool
+	// Pdeathsig: no parent-death signal on the reaper, so that a test can show
+	// that the reaper's pipe alone ends the sandbox when the gate dies.
+	Pdeathsig bool
 }
 
 // Any reports whether some layer is switched off.
-func (l Layers) Any() bool { return l.Seccomp || l.Landlock || l.NetNS || l.ReadOnlyRoot }
+func (l Layers) Any() bool {
+	return l.Seccomp || l.Landlock || l.NetNS || l.ReadOnlyRoot || l.Pdeathsig
+}
 
 // String lists the layers that are switched off, or "none".
 func (l Layers) String() string {
@@ -44,7 +49,7 @@ func (l Layers) String() string {
 	for _, x := range []struct {
 		on   bool
 		name string
-	}{{l.Seccomp, "seccomp"}, {l.Landlock, "landlock"}, {l.NetNS, "netns"}, {l.ReadOnlyRoot, "readonly-root"}} {
+	}{{l.Seccomp, "seccomp"}, {l.Landlock, "landlock"}, {l.NetNS, "netns"}, {l.ReadOnlyRoot, "readonly-root"}, {l.Pdeathsig, "pdeathsig"}} {
 		if x.on {
 			s = append(s, x.name)
 		}

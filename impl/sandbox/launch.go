@@ -30,6 +30,7 @@ type Sandbox struct {
 	waitOnce sync.Once
 	code     int
 	err      error
+	waited   chan struct{} // closed when the init has been waited for
 }
 
 // Listener returns the proxy listener: inside the sandbox's network namespace (or on
@@ -54,7 +55,10 @@ func (s *Sandbox) Kill() error { return s.cmd.Process.Kill() }
 func (s *Sandbox) Wait() (int, error) {
 	s.waitOnce.Do(func() {
 		err := s.cmd.Wait()
-		s.listener.Close()
+		close(s.waited)
+		if s.listener != nil {
+			s.listener.Close()
+		}
 		s.life.Close()
 		var ee *exec.ExitError
 		switch {
@@ -83,7 +87,7 @@ func Start(c Config) (*Sandbox, error) {
 	if err := ProbeKernel().Check(c.Disable); err != nil {
 		return nil, err
 	}
-	s := &Sandbox{port: c.ProxyPort}
+	s := &Sandbox{port: c.ProxyPort, waited: make(chan struct{})}
 	if c.Disable.NetNS {
 		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(c.ProxyPort)))
 		if err != nil {
@@ -141,16 +145,32 @@ func Start(c Config) (*Sandbox, error) {
 			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
 			GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
 			GidMappingsEnableSetgroups: false,
-			Pdeathsig:                  syscall.SIGKILL,
 		},
 	}
-	if err := cmd.Start(); err != nil {
+	if !c.Disable.Pdeathsig {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
+	// The parent-death signal fires when the thread that forked dies, not the
+	// process: fork from a thread locked to a goroutine that lives until the init has
+	// been waited for, so that it fires only when the gate itself dies. The reaper's
+	// pipe is the guarantee; this is the second line.
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			<-s.waited
+		}
+	}()
+	if err := <-started; err != nil {
 		return nil, wrap(ErrSetup, err, "start the sandbox init: %v", err)
 	}
 	s.cmd = cmd
 	abort := func(err error) (*Sandbox, error) {
 		cmd.Process.Kill()
-		cmd.Wait()
+		s.Wait()
 		return nil, err
 	}
 	pipes[0][0].Close()

@@ -24,7 +24,8 @@ const gateHelperEnv = "SOUNDGATE_SANDBOX_TEST_GATE"
 var agentTree = []string{"sh", "-c", "sleep 60 & sleep 60 & (sleep 60 &) ; exec sleep 60"}
 
 func gateHelper() {
-	sb, err := sandbox.Start(sandbox.Config{Argv: agentTree, Env: []string{"PATH=/usr/bin:/bin"}})
+	d := sandbox.Layers{Pdeathsig: os.Getenv(gateHelperEnv) == "pipe-only"}
+	sb, err := sandbox.Start(sandbox.Config{Argv: agentTree, Env: []string{"PATH=/usr/bin:/bin"}, Disable: d})
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
@@ -65,15 +66,22 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // TestGateSIGKILLTakesTheTree: SIGKILL of the gate ends the reaper and every process
-// of the agent's tree; nothing is left in the sandbox's PID namespace.
+// of the agent's tree; nothing is left in the sandbox's PID namespace. It holds with
+// the parent-death signal and with the reaper's pipe alone.
 func TestGateSIGKILLTakesTheTree(t *testing.T) {
+	for _, mode := range []string{"pdeathsig-and-pipe", "pipe-only"} {
+		t.Run(mode, func(t *testing.T) { gateSIGKILL(t, mode) })
+	}
+}
+
+func gateSIGKILL(t *testing.T, mode string) {
 	kerneltest.Require(t, sandbox.Layers{})
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	gate := exec.Command(exe, "-test.run=^$")
-	gate.Env = append(os.Environ(), gateHelperEnv+"=1")
+	gate.Env = append(os.Environ(), gateHelperEnv+"="+mode)
 	out, err := gate.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +98,7 @@ func TestGateSIGKILLTakesTheTree(t *testing.T) {
 	if err != nil {
 		t.Fatalf("gate helper said %q", line)
 	}
+	defer syscall.Kill(initPID, syscall.SIGKILL) // if the test fails, leave nothing behind
 	nsLink, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", initPID))
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +125,7 @@ func TestAgentExitReapsOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer sb.Kill()
 	nsLink, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", sb.InitPID()))
 	if err != nil {
 		t.Fatal(err)
