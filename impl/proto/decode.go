@@ -436,7 +436,7 @@ func (d *Decoder) interpret(b []byte, req *Request) error {
 	var idRef strRef
 	switch c := idv[0]; {
 	case c == '"':
-		idRef = d.appendString(idv)
+		idRef = d.decodeString(idv)
 		if idRef.n > IDBytesMax {
 			return &DecodeError{Err: ErrInvalidRequest, Field: "id", Offset: idm.val.start, Detail: "string id longer than 64 bytes"}
 		}
@@ -533,7 +533,7 @@ func (d *Decoder) interpret(b []byte, req *Request) error {
 			if v[0] != '"' {
 				return fail(ErrWrongType, fname, vStart, "must be a string")
 			}
-			r := d.appendString(v)
+			r := d.decodeString(v)
 			lo, hi := 1, 0
 			switch f {
 			case fToken:
@@ -635,8 +635,8 @@ func (d *Decoder) interpret(b []byte, req *Request) error {
 	return nil
 }
 
-// appendString decodes the JSON string literal v into d.scratch.
-func (d *Decoder) appendString(v []byte) strRef {
+// decodeString decodes the JSON string literal v into d.scratch.
+func (d *Decoder) decodeString(v []byte) strRef {
 	off := len(d.scratch)
 	if hasBackslash(v) {
 		d.scratch = unescape(d.scratch, v)

@@ -42,6 +42,7 @@ type Error struct {
 	msg  string
 }
 
+// Error returns the message with the package prefix ("soundgate/proto: wrong type").
 func (e *Error) Error() string { return "soundgate/proto: " + e.msg }
 
 // Message returns the human-readable text sent as error.message.
@@ -158,6 +159,7 @@ type DecodeError struct {
 	Detail string // what exactly was wrong, for the error message
 }
 
+// Error returns the kind, the field, the detail and the offset, for logs.
 func (e *DecodeError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Err.Error())
@@ -180,11 +182,8 @@ func (e *DecodeError) Error() string {
 // Unwrap returns the sentinel, for errors.Is.
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// message is the error.message text of e: the kind, the field and the detail.
-func (e *DecodeError) message() string {
-	s := strings.TrimPrefix(e.Error(), "soundgate/proto: ")
-	return s
-}
+// message is the error.message text of e: Error without the package prefix.
+func (e *DecodeError) message() string { return strings.TrimPrefix(e.Error(), "soundgate/proto: ") }
 
 // ErrorObject is the error member of an error answer.
 type ErrorObject struct {
