@@ -68,6 +68,7 @@ type explorer struct {
 	buf     []byte
 	tmp     []byte
 	symm    []map[*modelV]*modelV
+	sym     symEncoder
 	onEdge  func(from, to int, label string)
 	c       *ctx
 	labels  bool
@@ -100,17 +101,20 @@ func (e *explorer) key(st []Value) []byte {
 	if len(e.symm) == 0 {
 		return e.buf
 	}
-	best := append([]byte(nil), e.buf...)
+	// Symmetric mode: every image, the identity included, uses the sorted encoding.
+	e.buf = e.buf[:0]
+	for _, v := range st {
+		e.buf = e.sym.encode(e.buf, v, nil, 0)
+	}
 	for _, m := range e.symm {
 		e.tmp = e.tmp[:0]
 		for _, v := range st {
-			e.tmp = encode(e.tmp, permute(v, m))
+			e.tmp = e.sym.encode(e.tmp, v, m, 0)
 		}
-		if bytes.Compare(e.tmp, best) < 0 {
-			best = append(best[:0], e.tmp...)
+		if bytes.Compare(e.tmp, e.buf) < 0 {
+			e.buf, e.tmp = e.tmp, e.buf
 		}
 	}
-	e.buf = append(e.buf[:0], best...)
 	return e.buf
 }
 

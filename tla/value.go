@@ -284,9 +284,27 @@ func mkSet(elems []Value) *setV {
 	return &setV{elems: elems}
 }
 
-var tupleKeys sync.Map // int -> []Value
+var tupleKeys sync.Map // int -> []Value, for n >= tupleKeysFixed
+
+// tupleKeysFixed is how many key slices 1..n are built in advance.
+const tupleKeysFixed = 64
+
+var fixedTupleKeys = func() [][]Value {
+	out := make([][]Value, tupleKeysFixed)
+	for n := range out {
+		keys := make([]Value, n)
+		for i := range keys {
+			keys[i] = mkInt(int64(i + 1))
+		}
+		out[n] = keys
+	}
+	return out
+}()
 
 func intKeys(n int) []Value {
+	if n < tupleKeysFixed {
+		return fixedTupleKeys[n]
+	}
 	if k, ok := tupleKeys.Load(n); ok {
 		return k.([]Value)
 	}

@@ -1,0 +1,101 @@
+package tla
+
+import (
+	"bytes"
+	"encoding/binary"
+)
+
+// Symmetry reduction: a state is stored under the least, over the symmetry group,
+// of the encodings of its permuted images. The encoding used here writes the
+// elements of a set (and the pairs of a function) in the byte order of their own
+// encodings, so that the image of a value under a permutation is encoded without
+// building it. It is a function of the value and injective, like encode.
+
+// symEncoder holds scratch space, one level per nesting depth.
+type symEncoder struct {
+	levels []symLevel
+}
+
+type symLevel struct {
+	buf  []byte
+	offs []int
+	idx  []int
+}
+
+func (s *symEncoder) level(d int) *symLevel {
+	for len(s.levels) <= d {
+		s.levels = append(s.levels, symLevel{})
+	}
+	return &s.levels[d]
+}
+
+func (s *symEncoder) encode(buf []byte, v Value, m map[*modelV]*modelV, depth int) []byte {
+	switch x := v.(type) {
+	case *modelV:
+		if y, ok := m[x]; ok {
+			x = y
+		}
+		return encode(buf, x)
+	case *setV:
+		if len(x.elems) == 0 {
+			return encode(buf, x)
+		}
+		buf = append(buf, tagSet)
+		buf = binary.AppendUvarint(buf, uint64(len(x.elems)))
+		l := s.level(depth)
+		l.buf = l.buf[:0]
+		l.offs = append(l.offs[:0], 0)
+		for _, el := range x.elems {
+			l.buf = s.encode(l.buf, el, m, depth+1)
+			l.offs = append(l.offs, len(l.buf))
+		}
+		return l.appendSorted(buf)
+	case *funcV:
+		if len(x.keys) == 0 {
+			return encode(buf, x)
+		}
+		if isTupleKeysFast(x.keys) {
+			buf = append(buf, tagTuple)
+			buf = binary.AppendUvarint(buf, uint64(len(x.vals)))
+			for _, e := range x.vals {
+				buf = s.encode(buf, e, m, depth+1)
+			}
+			return buf
+		}
+		buf = append(buf, tagFunc)
+		buf = binary.AppendUvarint(buf, uint64(len(x.keys)))
+		l := s.level(depth)
+		l.buf = l.buf[:0]
+		l.offs = append(l.offs[:0], 0)
+		for i, k := range x.keys {
+			l.buf = s.encode(l.buf, k, m, depth+1)
+			l.buf = s.encode(l.buf, x.vals[i], m, depth+1)
+			l.offs = append(l.offs, len(l.buf))
+		}
+		return l.appendSorted(buf)
+	case lazySet:
+		return s.encode(buf, x.enum(), m, depth)
+	}
+	return encode(buf, v)
+}
+
+// appendSorted appends the parts recorded in l (buf split at offs) to out in byte
+// order; insertion sort, as the parts are few.
+func (l *symLevel) appendSorted(out []byte) []byte {
+	n := len(l.offs) - 1
+	l.idx = l.idx[:0]
+	for i := 0; i < n; i++ {
+		l.idx = append(l.idx, i)
+	}
+	for i := 1; i < n; i++ {
+		for j := i; j > 0 && bytes.Compare(l.part(l.idx[j]), l.part(l.idx[j-1])) < 0; j-- {
+			l.idx[j], l.idx[j-1] = l.idx[j-1], l.idx[j]
+		}
+	}
+	for _, i := range l.idx {
+		out = append(out, l.part(i)...)
+	}
+	return out
+}
+
+func (l *symLevel) part(i int) []byte { return l.buf[l.offs[i]:l.offs[i+1]] }
