@@ -42,7 +42,7 @@ type target struct {
 func load(dir string, patterns []string) ([]target, error) {
 	cfg := &packages.Config{
 		Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedSyntax | packages.NeedTypes |
-			packages.NeedTypesInfo | packages.NeedImports | packages.NeedDeps | packages.NeedModule,
+			packages.NeedTypesInfo | packages.NeedImports | packages.NeedModule,
 		Dir:   dir,
 		Tests: true,
 	}
@@ -179,7 +179,7 @@ func (g *fileGen) mutant(e edit, t target, abs, rel string) *Mutant {
 	if fn == "" {
 		fn = "_"
 	}
-	return &Mutant{
+	m := &Mutant{
 		ID:          fmt.Sprintf("%s:%s:%s:%s", rel, fn, e.op, hex.EncodeToString(h.Sum(nil))[:8]),
 		Operator:    e.op,
 		Package:     t.plain.PkgPath,
@@ -197,29 +197,64 @@ func (g *fileGen) mutant(e edit, t target, abs, rel string) *Mutant {
 		inBody:      e.body,
 		spanStart:   g.fset.Position(e.span[0]).Line,
 	}
+	switch e.hostKind {
+	case hostInsert:
+		m.hostStart, m.hostEnd, m.hostKind = start, start, hostInsert
+	case hostStmt:
+		m.hostStart, m.hostEnd, m.hostKind = g.off(e.host.Pos()), g.off(e.host.End()), hostStmt
+	case hostExpr:
+		if typ, ok := g.spell(g.info.TypeOf(e.host.(ast.Expr))); ok {
+			m.hostStart, m.hostEnd, m.hostKind, m.hostType = g.off(e.host.Pos()), g.off(e.host.End()), hostExpr, typ
+		}
+	}
+	return m
 }
 
-// typeCheck checks the package with file i replaced by src. The mutated file is
-// parsed into the loader's file set, which is safe for concurrent use and only grows.
+// typeCheck checks the package with file i replaced by src and returns the first
+// error. The mutated file is parsed into the loader's file set, which is safe for
+// concurrent use and only grows.
 func typeCheck(p *packages.Package, i int, src []byte) error {
+	errs := typeCheckFiles(p, map[int][]byte{i: src}, nil, 1)
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+// typeCheckFiles checks the package with some files replaced and extra files added
+// (name -> source), and returns up to maxErrs errors (parse errors included).
+func typeCheckFiles(p *packages.Package, replaced map[int][]byte, extra map[string][]byte, maxErrs int) []error {
+	var errs []error
 	files := make([]*ast.File, len(p.Syntax))
 	copy(files, p.Syntax)
-	f, err := parser.ParseFile(p.Fset, p.CompiledGoFiles[i], src, parser.SkipObjectResolution)
-	if err != nil {
-		return err
+	for i, src := range replaced {
+		f, err := parser.ParseFile(p.Fset, p.CompiledGoFiles[i], src, parser.SkipObjectResolution)
+		if err != nil {
+			return append(errs, err)
+		}
+		files[i] = f
 	}
-	files[i] = f
-	var first error
+	for name, src := range extra {
+		f, err := parser.ParseFile(p.Fset, name, src, parser.SkipObjectResolution)
+		if err != nil {
+			return append(errs, err)
+		}
+		files = append(files, f)
+	}
+	imports := map[string]*types.Package{}
+	for _, ip := range p.Types.Imports() {
+		imports[ip.Path()] = ip
+	}
 	conf := types.Config{
 		Importer: importerFunc(func(path string) (*types.Package, error) {
-			if ip, ok := p.Imports[path]; ok {
-				return ip.Types, nil
+			if ip, ok := imports[path]; ok {
+				return ip, nil
 			}
 			return nil, fmt.Errorf("%w: import %q not loaded", ErrLoad, path)
 		}),
 		Error: func(err error) {
-			if first == nil {
-				first = err
+			if len(errs) < maxErrs {
+				errs = append(errs, err)
 			}
 		},
 	}
@@ -227,7 +262,7 @@ func typeCheck(p *packages.Package, i int, src []byte) error {
 		conf.GoVersion = "go" + p.Module.GoVersion
 	}
 	_, _ = conf.Check(p.PkgPath, p.Fset, files, nil)
-	return first
+	return errs
 }
 
 type importerFunc func(path string) (*types.Package, error)

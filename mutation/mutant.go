@@ -104,8 +104,18 @@ type Mutant struct {
 	// Seconds is the wall time spent on the mutant, builds included.
 	Seconds float64 `json:"seconds"`
 
+	// Mode says how the mutant was tested: "schema" (switched on at run time in one
+	// shared test binary built with go test -overlay) or "overlay" (its own go test
+	// -overlay run). Survivors of a schema run are always re-run as "overlay".
+	Mode string `json:"mode,omitempty"`
+
 	absFile   string
-	start     int // byte offset of the change in the original file
+	hostStart int // range of the expression or statement a schema wraps
+	hostEnd   int
+	hostKind  hostKind
+	hostType  string // spelled result type of an expression host
+	schemaID  int    // run-time switch number in the schema; 0: not in a schema
+	start     int    // byte offset of the change in the original file
 	end       int
 	spanStart int  // first line of the code this mutant belongs to, for --diff
 	inBody    bool // the change is inside a function body (object-code comparison is sound)

@@ -18,9 +18,13 @@ type edit struct {
 	repl  string
 	alt   string   // fallback replacement that keeps variables used, if repl does not compile
 	ctx   ast.Node // the enclosing statement or declaration, hashed into the id
-	fn    string
-	span  [2]token.Pos // lines this mutant belongs to, for --diff
-	body  bool
+	// host is the smallest expression or statement that a mutant schema can wrap to
+	// switch this edit on at run time (schema.go); nil when it cannot be wrapped.
+	host     ast.Node
+	hostKind hostKind
+	fn       string
+	span     [2]token.Pos // lines this mutant belongs to, for --diff
+	body     bool
 }
 
 // fileGen proposes the edits for one file.
@@ -44,11 +48,41 @@ func (g *fileGen) text(n ast.Node) string {
 
 func (g *fileGen) off(p token.Pos) int { return g.fset.Position(p).Offset }
 
-func (g *fileGen) add(op Operator, start, end token.Pos, repl string) {
+// hostKind says how a schema switches a host between its variants.
+type hostKind int
+
+const (
+	hostNone   hostKind = iota
+	hostExpr            // func() T { if on(k) { return variant }; return original }()
+	hostStmt            // if on(k) { variant } else { original }
+	hostInsert          // if on(k) { inserted }
+)
+
+func (g *fileGen) add(op Operator, start, end token.Pos, repl string, host ast.Node, kind hostKind) {
+	if !g.body || host == nil {
+		host, kind = nil, hostNone // package-level code is never wrapped
+	}
 	g.edits = append(g.edits, edit{
 		op: op, start: start, end: end, repl: repl, ctx: g.stmt, fn: g.fn,
-		span: [2]token.Pos{start, end}, body: g.body,
+		span: [2]token.Pos{start, end}, body: g.body, host: host, hostKind: kind,
 	})
+}
+
+// inList reports whether parent holds its statements in a list, where a statement
+// can be wrapped in an if (a for statement's init and post cannot).
+func inList(parent ast.Node) bool {
+	switch parent.(type) {
+	case *ast.BlockStmt, *ast.CaseClause, *ast.CommClause:
+		return true
+	}
+	return false
+}
+
+func stmtHost(s ast.Stmt, parent ast.Node) (ast.Node, hostKind) {
+	if inList(parent) {
+		return s, hostStmt
+	}
+	return nil, hostNone
 }
 
 // generate walks the file and collects every operator's edits.
@@ -141,7 +175,7 @@ func (g *fileGen) walk(root ast.Node) {
 			g.binary(n)
 		case *ast.UnaryExpr:
 			if n.Op == token.NOT {
-				g.add(OpBoolean, n.Pos(), n.End(), g.text(n.X))
+				g.add(OpBoolean, n.Pos(), n.End(), g.text(n.X), n, hostExpr)
 			}
 		case *ast.BasicLit:
 			g.literal(n, parent)
@@ -160,14 +194,15 @@ func (g *fileGen) walk(root ast.Node) {
 		case *ast.CommClause:
 			g.block(n.Body)
 		case *ast.AssignStmt:
-			g.assignOp(n)
+			g.assignOp(n, parent)
 		case *ast.IncDecStmt:
 			if isNumeric(g.info.TypeOf(n.X)) {
 				tok := "--"
 				if n.Tok == token.DEC {
 					tok = "++"
 				}
-				g.add(OpArith, n.TokPos, n.TokPos+2, tok)
+				h, k := stmtHost(n, parent)
+				g.add(OpArith, n.TokPos, n.TokPos+2, tok, h, k)
 			}
 		case *ast.CallExpr:
 			g.callExpr(n, parent)
@@ -210,19 +245,19 @@ func (g *fileGen) binary(n *ast.BinaryExpr) {
 	}
 	opEnd := n.OpPos + token.Pos(len(n.Op.String()))
 	if t, ok := negated[n.Op]; ok {
-		g.add(OpNegateCond, n.OpPos, opEnd, t.String())
+		g.add(OpNegateCond, n.OpPos, opEnd, t.String(), n, hostExpr)
 	}
 	if t, ok := boundary[n.Op]; ok {
-		g.add(OpBoundary, n.OpPos, opEnd, t.String())
+		g.add(OpBoundary, n.OpPos, opEnd, t.String(), n, hostExpr)
 	}
 	switch n.Op {
 	case token.LAND:
-		g.add(OpBoolean, n.OpPos, opEnd, "||")
+		g.add(OpBoolean, n.OpPos, opEnd, "||", n, hostExpr)
 	case token.LOR:
-		g.add(OpBoolean, n.OpPos, opEnd, "&&")
+		g.add(OpBoolean, n.OpPos, opEnd, "&&", n, hostExpr)
 	}
 	if t, ok := arith[n.Op]; ok && isNumeric(g.info.TypeOf(n)) {
-		g.add(OpArith, n.OpPos, opEnd, t.String())
+		g.add(OpArith, n.OpPos, opEnd, t.String(), n, hostExpr)
 	}
 }
 
@@ -231,9 +266,10 @@ func (g *fileGen) isConst(e ast.Expr) bool {
 	return ok && tv.Value != nil
 }
 
-func (g *fileGen) assignOp(n *ast.AssignStmt) {
+func (g *fileGen) assignOp(n *ast.AssignStmt, parent ast.Node) {
 	if t, ok := arithAssign[n.Tok]; ok && len(n.Lhs) == 1 && isNumeric(g.info.TypeOf(n.Lhs[0])) {
-		g.add(OpArith, n.TokPos, n.TokPos+token.Pos(len(n.Tok.String())), t.String())
+		h, k := stmtHost(n, parent)
+		g.add(OpArith, n.TokPos, n.TokPos+token.Pos(len(n.Tok.String())), t.String(), h, k)
 	}
 }
 
@@ -253,7 +289,7 @@ func (g *fileGen) condition(cond ast.Expr) {
 	if g.isConst(cond) {
 		return
 	}
-	g.add(OpNegateCond, cond.Pos(), cond.End(), "!("+g.text(cond)+")")
+	g.add(OpNegateCond, cond.Pos(), cond.End(), "!("+g.text(cond)+")", cond, hostExpr)
 }
 
 func (g *fileGen) literal(n *ast.BasicLit, parent ast.Node) {
@@ -268,7 +304,7 @@ func (g *fileGen) literal(n *ast.BasicLit, parent ast.Node) {
 		return
 	}
 	next := constant.BinaryOp(v, token.ADD, constant.MakeInt64(1))
-	g.add(OpConstant, n.Pos(), n.End(), next.ExactString())
+	g.add(OpConstant, n.Pos(), n.End(), next.ExactString(), n, hostExpr)
 }
 
 func (g *fileGen) boolIdent(n *ast.Ident) {
@@ -280,7 +316,7 @@ func (g *fileGen) boolIdent(n *ast.Ident) {
 	if n.Name == "false" {
 		repl = "true"
 	}
-	g.add(OpConstant, n.Pos(), n.End(), repl)
+	g.add(OpConstant, n.Pos(), n.End(), repl, n, hostExpr)
 }
 
 // block proposes the removal of each removable statement of a statement list.
@@ -445,7 +481,7 @@ func (g *fileGen) callExpr(call *ast.CallExpr, parent ast.Node) {
 	if op != OpSyncDrop && op != OpWaitDrop {
 		return
 	}
-	g.add(op, call.Pos(), call.End(), "error(nil)")
+	g.add(op, call.Pos(), call.End(), "error(nil)", call, hostExpr)
 	if keep := g.liveVars(call); len(keep) > 0 {
 		g.edits[len(g.edits)-1].alt = "func(...any) error { return nil }(" + strings.Join(keep, ", ") + ")"
 	}
@@ -454,7 +490,7 @@ func (g *fileGen) callExpr(call *ast.CallExpr, parent ast.Node) {
 // remove deletes a statement; if that leaves a variable unused, the fallback replaces
 // it by uses of the local variables it mentions, so the mutant still compiles.
 func (g *fileGen) remove(op Operator, s ast.Stmt) {
-	g.add(op, s.Pos(), s.End(), "")
+	g.add(op, s.Pos(), s.End(), "", s, hostStmt)
 	keep := g.liveVars(s)
 	alt := ""
 	for i, v := range keep {
@@ -521,7 +557,7 @@ func (g *fileGen) earlyReturn(d *ast.FuncDecl) {
 	at := d.Body.Lbrace + 1
 	g.edits = append(g.edits, edit{
 		op: OpEarlyReturn, start: at, end: at, repl: repl, ctx: d, fn: g.fn,
-		span: [2]token.Pos{d.Pos(), d.End()}, body: true,
+		span: [2]token.Pos{d.Pos(), d.End()}, body: true, hostKind: hostInsert,
 	})
 }
 
@@ -546,6 +582,28 @@ func (g *fileGen) zero(t types.Type) (string, bool) {
 		}
 		return "nil", true
 	}
+	s, ok := g.spell(t)
+	if !ok {
+		return "", false
+	}
+	if _, isParam := t.(*types.TypeParam); isParam {
+		return "*new(" + s + ")", true
+	}
+	return s + "{}", true
+}
+
+// spell writes type t as this file can name it (untyped constants get their default
+// type), or reports that it cannot (a package the file does not import).
+func (g *fileGen) spell(t types.Type) (string, bool) {
+	if t == nil {
+		return "", false
+	}
+	if b, ok := t.(*types.Basic); ok && b.Info()&types.IsUntyped != 0 {
+		t = types.Default(t)
+		if b, ok := t.(*types.Basic); ok && b.Kind() == types.UntypedNil {
+			return "", false
+		}
+	}
 	ok := true
 	s := types.TypeString(t, func(p *types.Package) string {
 		if p == g.pkg {
@@ -562,13 +620,7 @@ func (g *fileGen) zero(t types.Type) (string, bool) {
 		ok = false
 		return p.Name()
 	})
-	if !ok {
-		return "", false
-	}
-	if _, isParam := t.(*types.TypeParam); isParam {
-		return "*new(" + s + ")", true
-	}
-	return s + "{}", true
+	return s, ok
 }
 
 func isNumeric(t types.Type) bool {

@@ -16,7 +16,14 @@ func (rep *Report) Passed(threshold float64) bool {
 // WriteSummary prints the figures, the operators, every survivor and timeout with
 // its diff, and ends with one summary line.
 func (rep *Report) WriteSummary(w io.Writer, name string, threshold float64) {
-	fmt.Fprintf(w, "mutation %s: test command: go test %s\n", name, strings.Join(rep.TestPackages, " "))
+	skip := ""
+	if rep.Skip != "" {
+		skip = " -skip '" + rep.Skip + "'"
+	}
+	fmt.Fprintf(w, "mutation %s: test command: go test%s %s\n", name, skip, strings.Join(rep.TestPackages, " "))
+	if rep.Schema != "" {
+		fmt.Fprintf(w, "  schema: %s\n", rep.Schema)
+	}
 	if rep.DiffBase != "" {
 		fmt.Fprintf(w, "  only lines changed since %s\n", rep.DiffBase)
 	}

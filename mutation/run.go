@@ -54,6 +54,10 @@ type Config struct {
 	Packages []string
 	// TestPackages are the package patterns whose tests are run for each mutant.
 	TestPackages []string
+	// Skip, when set, is a go test -skip pattern: tests that cannot observe a mutant
+	// (for example a test that builds the original tree in a subprocess) and only
+	// cost time.
+	Skip string
 	// Workers is the number of mutants tested in parallel (default: number of CPUs).
 	Workers int
 	// TimeoutFactor and TimeoutFloor derive the per-mutant timeout of the test binary:
@@ -72,12 +76,16 @@ type Config struct {
 	Progress io.Writer
 	// ListOnly generates and filters the mutants but runs nothing.
 	ListOnly bool
+	// NoSchemata runs every mutant with its own go test -overlay build instead of
+	// switching mutants at run time in one schema test binary (see schema.go).
+	NoSchemata bool
 }
 
 // Report is the result of a run; its JSON form is the machine-readable report.
 type Report struct {
 	Packages     []string `json:"packages"`
 	TestPackages []string `json:"test_packages"`
+	Skip         string   `json:"skip,omitempty"`
 	DiffBase     string   `json:"diff_base,omitempty"`
 	Workers      int      `json:"workers"`
 	// BaselineSeconds is the measured run time of the unmutated test binary (the
@@ -86,6 +94,9 @@ type Report struct {
 	TimeoutSeconds  float64 `json:"timeout_seconds"`
 	Seconds         float64 `json:"seconds"`
 	Stats           Stats   `json:"generation"`
+	// Schema describes the mutant schemata (how many mutants were wrapped), or why
+	// none was used.
+	Schema string `json:"schema"`
 	// Counts per status, and Score = killed / (killed + survived + timed out).
 	Counts map[Status]int `json:"counts"`
 	Score  float64        `json:"score"`
@@ -119,7 +130,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg.Dir = dir
 	began := time.Now()
 	rep := &Report{
-		Packages: cfg.Packages, TestPackages: cfg.TestPackages, DiffBase: cfg.DiffBase,
+		Packages: cfg.Packages, TestPackages: cfg.TestPackages, Skip: cfg.Skip, DiffBase: cfg.DiffBase,
 		Workers: cfg.Workers, Counts: map[Status]int{},
 		Stats: Stats{Proposed: map[Operator]int{}, Discarded: map[Operator]int{}, Generated: map[Operator]int{}},
 	}
@@ -173,27 +184,51 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer os.RemoveAll(tmp)
 
-	baseline, err := measureBaseline(ctx, cfg)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ErrInterrupted
-		}
-		return nil, err
-	}
-	rep.BaselineSeconds = baseline.Seconds()
-	timeout := time.Duration(float64(baseline) * cfg.TimeoutFactor)
-	if timeout < cfg.TimeoutFloor {
-		timeout = cfg.TimeoutFloor
-	}
-	rep.TimeoutSeconds = timeout.Round(time.Millisecond).Seconds()
-
-	r := &runner{cfg: cfg, tmp: tmp, timeout: timeout, originals: map[string][]byte{}, archives: map[string][]byte{}}
+	r := &runner{cfg: cfg, tmp: tmp, originals: map[string][]byte{}, archives: map[string][]byte{}}
 	var todo []*Mutant
 	for _, m := range ms {
 		if m.Status == StatusPending {
 			todo = append(todo, m)
 		}
 	}
+	if cfg.NoSchemata {
+		rep.Schema = "off: every mutant has its own go test -overlay run"
+	} else if len(todo) > 0 {
+		desc, err := r.prepareSchema(ctx, targets, todo)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w while building the schema", ErrInterrupted)
+		}
+		if errors.Is(err, ErrBaseline) && !strings.Contains(err.Error(), "schema build") {
+			return nil, err
+		}
+		if err != nil {
+			rep.Schema = "not used (" + err.Error() + "); every mutant runs alone"
+			r.bins = nil
+			for _, m := range todo {
+				m.schemaID = 0
+			}
+		} else {
+			rep.Schema = desc
+		}
+	}
+	if r.bins != nil {
+		for _, b := range r.bins {
+			rep.BaselineSeconds = max(rep.BaselineSeconds, b.baseline.Seconds())
+			r.timeout = max(r.timeout, b.timeout)
+		}
+	} else {
+		baseline, err := measureBaseline(ctx, cfg)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ErrInterrupted
+			}
+			return nil, err
+		}
+		rep.BaselineSeconds = baseline.Seconds()
+		r.timeout = max(cfg.TimeoutFloor, time.Duration(float64(baseline)*cfg.TimeoutFactor))
+	}
+	rep.TimeoutSeconds = r.timeout.Round(time.Millisecond).Seconds()
+
 	jobs := make(chan *Mutant)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -203,15 +238,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		go func() {
 			defer wg.Done()
 			for m := range jobs {
-				r.test(ctx, m)
+				if m.schemaID > 0 && r.bins != nil {
+					r.testSchema(ctx, m)
+					if m.Status == StatusSurvived && ctx.Err() == nil {
+						// Confirm with the mutant's own build: a schema never makes a survivor.
+						r.test(ctx, m)
+					}
+				} else {
+					r.test(ctx, m)
+				}
 				if ctx.Err() != nil {
 					continue
 				}
 				mu.Lock()
 				done++
 				if cfg.Progress != nil {
-					fmt.Fprintf(cfg.Progress, "[%d/%d] %-10s %s %s%s\n", done, len(todo), m.Status,
-						m.Position(), m.ID, progressDetail(m))
+					fmt.Fprintf(cfg.Progress, "[%d/%d] %-10s %-7s %.1fs %s%s\n", done, len(todo), m.Status,
+						m.Mode, m.Seconds, m.ID, progressDetail(m))
 				}
 				mu.Unlock()
 			}
@@ -238,7 +281,7 @@ func progressDetail(m *Mutant) string {
 	switch m.Status {
 	case StatusKilled:
 		return " by " + m.KilledBy
-	case StatusNotViable:
+	case StatusNotViable, StatusTimedOut:
 		return ": " + firstLine(m.Message)
 	}
 	return ""
@@ -296,6 +339,7 @@ type runner struct {
 	cfg     Config
 	tmp     string
 	timeout time.Duration
+	bins    []*testBin // schema test binaries; nil when every mutant runs alone
 
 	mu        sync.Mutex
 	seq       int
@@ -319,6 +363,7 @@ func (r *runner) original(path string) ([]byte, error) {
 
 // test runs the tests on one mutant and sets its outcome.
 func (r *runner) test(ctx context.Context, m *Mutant) {
+	m.Mode = "overlay"
 	began := time.Now()
 	defer func() {
 		m.duration = time.Since(began)
@@ -417,6 +462,9 @@ func (r *runner) goTest(ctx context.Context, overlay string) testResult {
 		fmt.Sprintf("-timeout=%s", r.timeout)}
 	if overlay != "" {
 		args = append(args, "-overlay="+overlay)
+	}
+	if r.cfg.Skip != "" {
+		args = append(args, "-skip="+r.cfg.Skip)
 	}
 	args = append(args, r.cfg.TestPackages...)
 	wall := 2*r.timeout + buildAllowance

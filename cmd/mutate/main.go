@@ -47,6 +47,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	dir := fs.String("C", ".", "run in `dir` (a directory of the module)")
 	tests := fs.String("test", "", "comma-separated `packages` whose tests run on each mutant (default: the mutated packages)")
+	skip := fs.String("skip", "", "go test -skip `regexp` for tests that cannot observe a mutant")
+	noSchema := fs.Bool("no-schemata", false, "build every mutant alone instead of one schema test binary")
 	workers := fs.Int("j", 0, "mutants tested in parallel (default: number of CPUs)")
 	threshold := fs.Float64("threshold", 90, "least score in `percent`; below it the exit status is 1")
 	factor := fs.Float64("timeout-factor", mutation.DefaultTimeoutFactor, "timeout = max(floor, factor × baseline test binary time)")
@@ -79,6 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := mutation.Config{
 		Dir: *dir, Packages: fs.Args(), TestPackages: fs.Args(), Workers: *workers,
 		TimeoutFactor: *factor, TimeoutFloor: *floor, DiffBase: *diff, ListOnly: *list,
+		Skip: *skip, NoSchemata: *noSchema,
 	}
 	if *tests != "" {
 		cfg.TestPackages = splitList(*tests)
