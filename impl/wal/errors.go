@@ -17,6 +17,9 @@ var (
 	// record followed by intact ones, a bad header, a missing segment). Open returns
 	// a *CorruptError naming the file and offset and refuses to start.
 	ErrCorrupt = errors.New("soundgate/wal: corrupt log")
+	// ErrLocked: another process (or another Log) has the directory open. Two
+	// writers would interleave their records; the second Open refuses.
+	ErrLocked = errors.New("soundgate/wal: log directory in use by another process")
 	// ErrClosed: the log was closed.
 	ErrClosed = errors.New("soundgate/wal: log closed")
 	// ErrRecordTooLarge: Append of a record over RecordBytesMax; nothing is appended.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/soundgate/soundgate/impl/wal/walfs"
@@ -83,6 +84,7 @@ type Log struct {
 	done     chan struct{}
 	snapMu   sync.Mutex // serialises Snapshot calls
 	snapPath string
+	lock     io.Closer // the directory's lock, released by Close
 }
 
 // Open opens (creating if needed) the log in dir and recovers it: it verifies every
@@ -104,6 +106,25 @@ func Open(dir string, opts Options) (*Log, error) {
 	if err := fsys.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("soundgate/wal: create %s: %w", dir, err)
 	}
+	lock, err := fsys.Lock(walfs.Join(dir, lockName))
+	if errors.Is(err, walfs.ErrLocked) {
+		return nil, fmt.Errorf("%w: %s", ErrLocked, dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("soundgate/wal: lock %s: %w", dir, err)
+	}
+	l, err := open(fsys, dir, segBytes, lock)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// lockName is the file whose lock says that a process has the log open.
+const lockName = "LOCK"
+
+func open(fsys walfs.FS, dir string, segBytes int64, lock io.Closer) (*Log, error) {
 	rec, junk, err := recoverDir(fsys, dir)
 	if err != nil {
 		return nil, err
@@ -116,7 +137,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		durableCh: make(chan struct{}),
 		last:      rec.lastLSN, durable: rec.lastLSN,
 		segments: rec.segments, snapLSN: rec.snapLSN, snapState: rec.state, snapPath: rec.snapPath,
-		done: make(chan struct{}),
+		done: make(chan struct{}), lock: lock,
 	}
 	l.work = sync.NewCond(&l.mu)
 	l.space = sync.NewCond(&l.mu)
@@ -377,6 +398,10 @@ func (l *Log) Close() error {
 	if l.file != nil {
 		cerr = l.file.Close()
 		l.file = nil
+	}
+	if l.lock != nil {
+		cerr = errors.Join(cerr, l.lock.Close())
+		l.lock = nil
 	}
 	if l.err != nil {
 		return l.err

@@ -291,3 +291,34 @@ func ExampleOpen() {
 	_ = l.Close()
 	// Output: durable up to 1
 }
+
+// TestSecondOpenRefused: a directory has one writer; a second Open is refused with
+// ErrLocked until the first closes (or its process dies: the lock goes with it).
+func TestSecondOpenRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fs   func(t *testing.T) (walfs.FS, string)
+	}{
+		{"os", func(t *testing.T) (walfs.FS, string) { return walfs.OS{}, t.TempDir() }},
+		{"fault", func(t *testing.T) (walfs.FS, string) { return walfs.NewFaultFS(), testDir }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys, dir := tc.fs(t)
+			l, err := Open(dir, Options{FS: fsys})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Open(dir, Options{FS: fsys}); !errors.Is(err, ErrLocked) {
+				t.Fatalf("second Open: %v, want ErrLocked", err)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			l2, err := Open(dir, Options{FS: fsys})
+			if err != nil {
+				t.Fatalf("Open after Close: %v", err)
+			}
+			l2.Close()
+		})
+	}
+}

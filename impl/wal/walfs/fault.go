@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -97,6 +98,7 @@ type FaultFS struct {
 	down     bool               // crashed and not restarted: every operation fails
 	onCrash  func()             // called (with mu held) when a scheduled crash happens
 	trace    []string           // the last traceMax operations, for failure reports
+	locks    map[string]bool    // paths locked by Lock (released by a crash)
 	syncWait time.Duration      // each successful Sync takes this long (outside mu)
 }
 
@@ -119,6 +121,7 @@ func NewFaultFS() *FaultFS {
 		durNames: map[string]*inode{},
 		dirOps:   map[string][]dirOp{},
 		dirs:     map[string]bool{},
+		locks:    map[string]bool{},
 	}
 }
 
@@ -201,6 +204,7 @@ func (m *FaultFS) Restart() {
 func (m *FaultFS) crashLocked(rng *rand.Rand) {
 	m.gen++
 	m.down = true
+	m.locks = map[string]bool{} // the crashed program's locks die with it
 	m.note("CRASH")
 	// Namespace: durable entries plus a random prefix of each directory's changes.
 	names := make(map[string]*inode, len(m.durNames))
@@ -516,6 +520,39 @@ func (m *FaultFS) SyncDir(dir string) error {
 		applyDirOp(m.durNames, op)
 	}
 	delete(m.dirOps, dir)
+	return nil
+}
+
+// Lock takes an in-memory exclusive lock on path; a crash releases it.
+func (m *FaultFS) Lock(path string) (io.Closer, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	path = filepath.Clean(path)
+	if m.down {
+		return nil, pathErr(OpCreate, path, ErrCrashed)
+	}
+	if m.locks[path] {
+		return nil, &fs.PathError{Op: "lock", Path: path, Err: ErrLocked}
+	}
+	m.locks[path] = true
+	return &faultLock{fs: m, path: path, gen: m.gen}, nil
+}
+
+type faultLock struct {
+	fs   *FaultFS
+	path string
+	gen  int
+	once sync.Once
+}
+
+func (l *faultLock) Close() error {
+	l.once.Do(func() {
+		l.fs.mu.Lock()
+		defer l.fs.mu.Unlock()
+		if l.gen == l.fs.gen {
+			delete(l.fs.locks, l.path)
+		}
+	})
 	return nil
 }
 

@@ -28,7 +28,14 @@ type FS interface {
 	Remove(path string) error
 	// SyncDir makes the directory's entries durable (fsync of the directory).
 	SyncDir(dir string) error
+	// Lock takes an exclusive lock on path (created if missing), held until the
+	// returned Closer is closed or the process dies; it fails with ErrLocked while
+	// another holder has it.
+	Lock(path string) (io.Closer, error)
 }
+
+// ErrLocked is returned by Lock when another process (or handle) holds the lock.
+var ErrLocked = errors.New("soundgate/walfs: locked by another process")
 
 // File is an open file, written only at its end.
 type File interface {
@@ -105,6 +112,20 @@ func (OS) SyncDir(dir string) error {
 
 // osFile is an *os.File seen through the seam; Sync is fdatasync.
 type osFile struct{ f *os.File }
+
+// Lock takes an exclusive, non-blocking advisory lock (flock) on path. The kernel
+// releases it when the process dies, so a SIGKILLed gate never blocks its restart.
+func (OS) Lock(path string) (io.Closer, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := flock(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
 
 func (o osFile) Write(p []byte) (int, error) { return o.f.Write(p) }
 func (o osFile) Sync() error                 { return fdatasync(o.f) }

@@ -31,3 +31,15 @@ func fdatasync(f *os.File) error {
 	}
 	return nil
 }
+
+// flock takes an exclusive lock without waiting.
+func flock(f *os.File) error {
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == syscall.EWOULDBLOCK {
+		return &os.PathError{Op: "lock", Path: f.Name(), Err: ErrLocked}
+	}
+	if err != nil {
+		return &os.PathError{Op: "lock", Path: f.Name(), Err: err}
+	}
+	return nil
+}
