@@ -97,7 +97,8 @@ func answerSeeds() []seed {
 
 // streamSeeds are byte streams for FuzzReaderSplit, each with the small limit's seed:
 // short streams of two or three lines (LF, CRLF, blank lines, a last line without LF)
-// built from the protocol's cases, and one line over the real limit.
+// built from the protocol's cases, the Reader's own cases (prototest.Streams, with
+// their small limits), and one line over the real limit.
 func streamSeeds() []seed {
 	var out []seed
 	add := func(name, data string, small uint8) {
@@ -118,6 +119,13 @@ func streamSeeds() []seed {
 		if len(tc.Line) < 512 && !strings.Contains(tc.Line, "\n") {
 			add("bad-"+fileName(tc.Name), tc.Line+"\n"+prototest.Valid[i%len(prototest.Valid)].Line+"\n", uint8(i))
 		}
+	}
+	for i, tc := range prototest.Streams {
+		small := uint8(i)
+		if tc.Limit <= 64 {
+			small = uint8(tc.Limit - 1)
+		}
+		add("reader-"+fileName(tc.Name), tc.In, small)
 	}
 	add("oversize-line-then-valid", strings.Repeat("x", proto.LineBytesMax+1)+"\n"+prototest.Valid[0].Line+"\n", 10)
 	add("lone-cr-and-empty", "\r\n\n\r\r\n{\"x\":1}\r", 1)

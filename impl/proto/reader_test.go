@@ -8,6 +8,7 @@ import (
 	"testing/iotest"
 
 	. "github.com/soundgate/soundgate/impl/proto"
+	"github.com/soundgate/soundgate/impl/proto/prototest"
 )
 
 // readAll reads every line of r, recording each error kind as "!type".
@@ -26,7 +27,7 @@ func readAll(t *testing.T, r *Reader) []string {
 			if !errors.As(err, &de) {
 				t.Fatalf("ReadLine: unexpected error %v", err)
 			}
-			out = append(out, "!"+de.Err.Type)
+			out = append(out, "!"+de.Err.Type) // prototest.TooLong for an oversize line
 		}
 	}
 	t.Fatal("ReadLine never reached EOF")
@@ -34,29 +35,12 @@ func readAll(t *testing.T, r *Reader) []string {
 }
 
 func TestReader(t *testing.T) {
-	long := strings.Repeat("x", LineBytesMax)
-	cases := []struct {
-		name string
-		in   string
-		want []string
-	}{
-		{"LF", "a\nb\n", []string{"a", "b"}},
-		{"CRLF", "a\r\nb\r\n", []string{"a", "b"}},
-		{"mixed", "a\r\nb\nc\r\n", []string{"a", "b", "c"}},
-		{"last line without LF", "a\nb", []string{"a", "b"}},
-		{"last line CR without LF", "a\nb\r", []string{"a", "b"}},
-		{"blank lines skipped", "\n\r\n  \t\na\n \n", []string{"a"}},
-		{"CR inside a line kept", "a\rb\n", []string{"a\rb"}},
-		{"at the limit", long + "\n", []string{long}},
-		{"at the limit CRLF", long + "\r\n", []string{long}},
-		{"one over the limit", long + "x\nok\n", []string{"!line_too_long", "ok"}},
-		{"one over the limit CRLF", long + "x\r\nok\n", []string{"!line_too_long", "ok"}},
-		{"10 MB line then a line", strings.Repeat("y", 10<<20) + "\nok\n", []string{"!line_too_long", "ok"}},
-		{"10 MB line at EOF", strings.Repeat("y", 10<<20), []string{"!line_too_long"}},
-		{"over the limit at EOF", long + "x", []string{"!line_too_long"}},
-		{"lines around a long one", "a\n" + long + "zz\nb\n", []string{"a", "!line_too_long", "b"}},
-		{"empty", "", nil},
-	}
+	cases := append([]prototest.StreamCase{}, prototest.Streams...)
+	cases = append(cases,
+		prototest.StreamCase{Name: "10 MB line then a line", In: strings.Repeat("y", 10<<20) + "\nok\n", Limit: LineBytesMax, Want: []string{prototest.TooLong, "ok"}},
+		prototest.StreamCase{Name: "10 MB line at EOF", In: strings.Repeat("y", 10<<20), Limit: LineBytesMax, Want: []string{prototest.TooLong}},
+		prototest.StreamCase{Name: "limit 0 is 1", In: "a\nbb\n", Limit: 0, Want: []string{"a", prototest.TooLong}},
+	)
 	readers := map[string]func(io.Reader) io.Reader{
 		"whole":    func(r io.Reader) io.Reader { return r },
 		"one byte": iotest.OneByteReader,
@@ -65,13 +49,17 @@ func TestReader(t *testing.T) {
 	}
 	for _, tc := range cases {
 		for rname, wrap := range readers {
-			if rname == "one byte" && len(tc.in) > 1<<20 {
+			if rname == "one byte" && len(tc.In) > 1<<20 {
 				continue // the same split points are covered by the shorter cases
 			}
-			t.Run(tc.name+"/"+rname, func(t *testing.T) {
-				got := readAll(t, NewReader(wrap(strings.NewReader(tc.in))))
-				if strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
-					t.Fatalf("lines = %q, want %q", got, tc.want)
+			t.Run(tc.Name+"/"+rname, func(t *testing.T) {
+				r := NewReaderSize(wrap(strings.NewReader(tc.In)), tc.Limit)
+				if tc.Limit == LineBytesMax && rname == "whole" {
+					r = NewReader(strings.NewReader(tc.In))
+				}
+				got := readAll(t, r)
+				if strings.Join(got, "|") != strings.Join(tc.Want, "|") || len(got) != len(tc.Want) {
+					t.Fatalf("lines = %q, want %q", got, tc.Want)
 				}
 			})
 		}
@@ -103,24 +91,5 @@ func TestReaderError(t *testing.T) {
 	}
 	if _, err := r.ReadLine(); !errors.Is(err, boom) {
 		t.Fatalf("the error is not sticky: %v", err)
-	}
-}
-
-func TestReaderSize(t *testing.T) {
-	cases := []struct {
-		limit int
-		in    string
-		want  []string
-	}{
-		{4, "abcd\nabcde\nab\r\n", []string{"abcd", "!line_too_long", "ab"}},
-		{4, "abcd\r\nabcde\r\n", []string{"abcd", "!line_too_long"}},
-		{1, "a\nbb\n\nc", []string{"a", "!line_too_long", "c"}},
-		{0, "a\nbb\n", []string{"a", "!line_too_long"}}, // clamped to 1
-	}
-	for _, tc := range cases {
-		got := readAll(t, NewReaderSize(iotest.OneByteReader(strings.NewReader(tc.in)), tc.limit))
-		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
-			t.Errorf("limit %d, %q: lines %q, want %q", tc.limit, tc.in, got, tc.want)
-		}
 	}
 }
