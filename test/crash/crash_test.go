@@ -46,7 +46,7 @@ func TestCrashHarness(t *testing.T) {
 		}
 	})
 	t.Run("serve-unsafe is caught", func(t *testing.T) {
-		cfg := Config{Binary: bin, Subcommand: "serve-unsafe", Dir: shortDir(t), Cycles: 12, Seed: 2, Clients: 8,
+		cfg := Config{Binary: bin, Subcommand: "serve-unsafe", Dir: shortDir(t), Cycles: 8, Seed: 2, Clients: 8,
 			KillAfterMax: 150 * time.Millisecond, ChecksMax: 200, Logf: t.Logf}
 		res, err := Run(cfg)
 		if err != nil {
