@@ -1,0 +1,27 @@
+# probes: the barrier probes (B1-B4) on real agent frameworks, unmodified and
+# mediated through a running gate (docs/probes.md). The heavy dependencies live
+# in probes/js (npm) and probes/go (its own Go module), never in the root module.
+#
+#   make probes                  install, run every probe PROBES_REPEAT times in both
+#                                variants, write probes/results/results.{md,json}
+PROBE_TARGETS += probes-all
+PROBES_REPEAT ?= 3
+PROBES_BIN    := $(abspath $(BUILD))/probes/soundgate
+
+.PHONY: probes-all probes-install probes-run probes-table
+probes-all: probes-install probes-run probes-table
+
+probes-install:
+	@mkdir -p $(BUILD)/probes
+	probes/install.sh | tee $(BUILD)/probes/install.log
+
+probes-run:
+	$(GO) build -o $(PROBES_BIN) ./cmd/soundgate
+	rm -rf probes/results/raw && mkdir -p probes/results/raw
+	cd probes/js && SOUNDGATE_BIN=$(PROBES_BIN) node run.mjs --repeat $(PROBES_REPEAT) > $(abspath $(BUILD))/probes/js.log; rc=$$?; \
+	  grep -E '^(VIOLATION|CLEAN|UNAVAILABLE|ERROR|js probes|mediated variant)' $(abspath $(BUILD))/probes/js.log; exit $$rc
+	cd probes/go && SOUNDGATE_BIN=$(PROBES_BIN) $(GO) run ./cmd/probes -repeat $(PROBES_REPEAT) > $(abspath $(BUILD))/probes/go.log; rc=$$?; \
+	  grep -E '^(VIOLATION|CLEAN|UNAVAILABLE|ERROR|go probes|mediated variant)' $(abspath $(BUILD))/probes/go.log; exit $$rc
+
+probes-table:
+	node probes/table.mjs | tee $(BUILD)/probes/table.log
