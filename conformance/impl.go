@@ -37,7 +37,7 @@ func (ci *CoreImpl) Abstract(c model.Config) model.State { return Abstract(c, ci
 // WireImpl drives a real server through the Go client, each operation on the
 // connection of the role that may send it. Timeout, which has no verb on the wire (it
 // is the gate's clock), goes through server.TimeoutRun: the server's own timeout path.
-// Runs are prefixed, so that many traces can share one server.
+// Runs may be prefixed, so that several traces can share one server.
 type WireImpl struct {
 	Srv                       *server.Server
 	Agent, Approver, Operator *client.Client

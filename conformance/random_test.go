@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -64,44 +65,81 @@ func TestRandomCore(t *testing.T) {
 	runRandom(t, "random-core", def, func() Impl { return NewCoreImpl() })
 }
 
-// TestRandomWire: random traces through a real server over a Unix socket and the Go
-// client. Each trace uses its own run names on one shared server.
-func TestRandomWire(t *testing.T) {
-	roles, err := server.ParseRoles([]byte(`{"tokens":[
-	 {"token":"agent-token-0123456789","role":"agent","runs":["*"]},
-	 {"token":"approver-token-012345","role":"approver"},
-	 {"token":"operator-token-012345","role":"operator"}]}`))
+// wireRoles are the credentials of the servers the wire mode starts.
+const wireRoles = `{"tokens":[
+ {"token":"agent-token-0123456789","role":"agent","runs":["*"]},
+ {"token":"approver-token-012345","role":"approver"},
+ {"token":"operator-token-012345","role":"operator"}]}`
+
+// newWireImpl starts a real server on a Unix socket in dir and connects one client per
+// role. The returned function stops them.
+func newWireImpl(dir string) (*WireImpl, func(), error) {
+	roles, err := server.ParseRoles([]byte(wireRoles))
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	srv, err := server.New(server.Config{Roles: roles})
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
-	sock := filepath.Join(t.TempDir(), "gate.sock")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	sock := filepath.Join(dir, "gate.sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	go srv.Serve(l)
-	defer srv.Shutdown(context.Background())
-	dial := func(token string) *client.Client {
-		c, err := client.Dial(context.Background(), sock, token)
-		if err != nil {
-			t.Fatal(err)
+	w := &WireImpl{Srv: srv}
+	var clients []*client.Client
+	stop := func() {
+		for _, c := range clients {
+			c.Close()
 		}
-		return c
+		srv.Shutdown(context.Background())
+		os.RemoveAll(dir)
 	}
-	agent, approver, operator := dial("agent-token-0123456789"), dial("approver-token-012345"), dial("operator-token-012345")
-	defer agent.Close()
-	defer approver.Close()
-	defer operator.Close()
+	for _, p := range []struct {
+		token string
+		dst   **client.Client
+	}{{"agent-token-0123456789", &w.Agent}, {"approver-token-012345", &w.Approver}, {"operator-token-012345", &w.Operator}} {
+		c, err := client.Dial(context.Background(), sock, p.token)
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		clients = append(clients, c)
+		*p.dst = c
+	}
+	return w, stop, nil
+}
+
+// TestRandomWire: random traces through a real server over a Unix socket and the Go
+// client, a fresh server per trace.
+func TestRandomWire(t *testing.T) {
+	base := t.TempDir()
 	var traces atomic.Int64
+	var stops []func()
+	defer func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}()
 	def := int64(3_000)
 	if *deep {
 		def = 100_000
 	}
 	runRandom(t, "random-wire", def, func() Impl {
-		return &WireImpl{Srv: srv, Agent: agent, Approver: approver, Operator: operator, Prefix: fmt.Sprintf("t%d-", traces.Add(1))}
+		for _, stop := range stops { // the previous trace is finished
+			stop()
+		}
+		stops = stops[:0]
+		w, stop, err := newWireImpl(filepath.Join(base, fmt.Sprint(traces.Add(1))))
+		if err != nil {
+			panic(err)
+		}
+		stops = append(stops, stop)
+		return w
 	})
 }
