@@ -42,6 +42,15 @@ for (const [k, rs] of [...byProbe].sort()) {
   if (verdicts.includes("ERROR")) problems.push(`${k}: ERROR: ${rs.find((r) => r.verdict === "ERROR").reason.split("\n")[0]}`);
   if (r0.case === "control" && verdicts.some((v) => v !== "CLEAN" && v !== "UNAVAILABLE")) problems.push(`${k}: control not CLEAN: ${verdicts.join(",")}`);
   if (r0.variant === "mediated" && verdicts.includes("VIOLATION")) problems.push(`${k}: mediated VIOLATION`);
+  // non-vacuity: a run on the approve path must still perform its effects, and
+  // the B4 control must perform its write; a gate that denied everything
+  // would make every verdict CLEAN and is caught here.
+  for (const r of rs) {
+    if (r.verdict !== "CLEAN" && r.verdict !== "VIOLATION") continue;
+    const need = r.property === "B1" || r.property === "B3" ? ["delete", "send_email"] : r.property === "B4" && r.case === "control" ? ["write_file"] : [];
+    const missing = need.filter((e) => !(r.committed || []).includes(e));
+    if (missing.length) problems.push(`${k} run ${r.repetition}: effect ${missing.join(",")} never committed (a vacuous verdict)`);
+  }
 }
 
 // one cell: the verdict of a property's probe cases (controls excluded)

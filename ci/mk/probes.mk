@@ -5,10 +5,19 @@
 #   make probes                  install, run every probe PROBES_REPEAT times in both
 #                                variants, write probes/results/results.{md,json}
 PROBE_TARGETS += probes-all
+TEST_TARGETS  += test-probes
 PROBES_REPEAT ?= 3
 PROBES_BIN    := $(abspath $(BUILD))/probes/soundgate
 
-.PHONY: probes-all probes-install probes-run probes-table
+.PHONY: probes-all probes-install probes-run probes-table test-probes
+
+# test-probes: the JavaScript client against the real server, the probes' rules
+# (JS and Go) and the Go adapter against an in-process server. Needs no npm install.
+test-probes:
+	cd clients/node && node --test test/*.test.mjs
+	cd probes/js && node --test test/*.test.mjs
+	cd probes/go && $(GO) vet ./harness ./gatedrun && $(GO) test -race -count=1 ./harness ./gatedrun
+
 probes-all: probes-install probes-run probes-table
 
 probes-install:

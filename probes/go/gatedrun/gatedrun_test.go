@@ -1,0 +1,147 @@
+package gatedrun_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/soundgate/soundgate/client"
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/probes/go/gatedrun"
+)
+
+const (
+	agentToken    = "test-agent-token-0123456789"
+	approverToken = "test-approver-token-0123456789"
+	operatorToken = "test-operator-token-0123456789"
+)
+
+// gate starts an in-memory server and returns agent, approver and operator clients.
+func gate(t *testing.T) (agent, approver, operator *client.Client) {
+	t.Helper()
+	roles, err := server.ParseRoles([]byte(`{"tokens":[
+		{"name":"a","token":"` + agentToken + `","role":"agent","runs":["*"]},
+		{"name":"h","token":"` + approverToken + `","role":"approver"},
+		{"name":"o","token":"` + operatorToken + `","role":"operator"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.New(server.Config{Roles: roles})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.Serve(l) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+	})
+	ctx := context.Background()
+	dial := func(tok string) *client.Client {
+		c, err := client.Dial(ctx, l.Addr().String(), tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	return dial(agentToken), dial(approverToken), dial(operatorToken)
+}
+
+// TestRun drives the adapter through the contract's cases against a real server.
+func TestRun(t *testing.T) {
+	agent, approver, operator := gate(t)
+	cases := []struct {
+		name string
+		// stop runs after Plan and before the effects are asked (the human or the operator)
+		stop        func(ctx context.Context, run string) error
+		wantAnswers map[string]string // final answer per effect key
+		wantRan     []string
+	}{
+		{"approve releases the plan", func(ctx context.Context, run string) error {
+			_, err := approver.Decide(ctx, run, gatedrun.ApprovalKey("delete"), core.Approve)
+			return err
+		}, map[string]string{"delete": "admit", "send": "admit"}, []string{"delete", "send"}},
+		{"reject denies the whole plan", func(ctx context.Context, run string) error {
+			_, err := approver.Decide(ctx, run, gatedrun.ApprovalKey("delete"), core.Reject)
+			return err
+		}, map[string]string{"delete": "denied(rejected)", "send": "denied(rejected)"}, nil},
+		{"cancel denies late effects", func(ctx context.Context, run string) error {
+			_, err := operator.Cancel(ctx, run)
+			return err
+		}, map[string]string{"delete": "denied(cancelled)", "send": "denied(cancelled)"}, nil},
+		{"fence denies the old epoch", func(ctx context.Context, run string) error {
+			_, err := operator.Fence(ctx, run)
+			return err
+		}, map[string]string{"delete": "denied(stale_epoch)", "send": "denied(stale_epoch)"}, nil},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			run := "gatedrun-test-" + string(rune('a'+i))
+			if _, err := operator.Open(ctx, run, 0); err != nil {
+				t.Fatal(err)
+			}
+			var seen []gatedrun.Observation
+			r := &gatedrun.Run{Agent: agent, Run: run, Epoch: 1, MaxWait: 2 * time.Second, Observe: func(o gatedrun.Observation) { seen = append(seen, o) }}
+			approvals, err := r.Plan(ctx, []string{"delete"}, []string{"delete", "send"})
+			if err != nil || len(approvals) != 1 {
+				t.Fatalf("Plan = %v, %v", approvals, err)
+			}
+			n := len(seen)
+			if _, err := r.Plan(ctx, []string{"delete"}, []string{"delete", "send"}); err != nil || len(seen) != n {
+				t.Fatalf("a second Plan changed something: %v, %d observations, want %d", err, len(seen), n)
+			}
+			if err := c.stop(ctx, run); err != nil {
+				t.Fatal(err)
+			}
+			// the effects are asked with an already cancelled context: the gate decides
+			cctx, cancel := context.WithCancel(ctx)
+			cancel()
+			var ran []string
+			for _, k := range []string{"delete", "send"} {
+				a, err := r.Effect(cctx, k, func() (string, error) { ran = append(ran, k); return "done", nil })
+				if got := gatedrun.AnswerString(a); got != c.wantAnswers[k] {
+					t.Errorf("Effect(%s) = %s, want %s", k, got, c.wantAnswers[k])
+				}
+				if (err == nil) != (c.wantAnswers[k] == "admit") || (err != nil && !errors.Is(err, gatedrun.ErrNotAdmitted)) {
+					t.Errorf("Effect(%s) err = %v", k, err)
+				}
+			}
+			if len(ran) != len(c.wantRan) {
+				t.Fatalf("ran %v, want %v", ran, c.wantRan)
+			}
+			// a replay of an admitted effect is a duplicate and does not run again
+			for _, k := range c.wantRan {
+				a, err := r.Effect(ctx, k, func() (string, error) { t.Fatalf("effect %s ran twice", k); return "", nil })
+				if a.Answer != core.AnswerDuplicate || !errors.Is(err, gatedrun.ErrNotAdmitted) || a.Result != "done" {
+					t.Fatalf("replay of %s = %s %q, %v; want duplicate with result", k, gatedrun.AnswerString(a), a.Result, err)
+				}
+			}
+		})
+	}
+}
+
+// TestPlanWithoutApproval registers nothing: an ungated plan goes straight to the commit point.
+func TestPlanWithoutApproval(t *testing.T) {
+	agent, _, operator := gate(t)
+	ctx := context.Background()
+	if _, err := operator.Open(ctx, "ungated", 0); err != nil {
+		t.Fatal(err)
+	}
+	r := &gatedrun.Run{Agent: agent, Run: "ungated", Epoch: 1, MaxWait: time.Second}
+	if a, err := r.Plan(ctx, nil, []string{"send"}); err != nil || a != nil {
+		t.Fatalf("Plan = %v, %v", a, err)
+	}
+	st, err := agent.Status(ctx, "ungated", "send")
+	if err != nil || st.Effect == nil || st.Effect.Status != core.EffectAbsent {
+		t.Fatalf("status after an ungated Plan = %+v, %v; want absent", st.Effect, err)
+	}
+}
