@@ -27,6 +27,7 @@ const (
 	modeExit  = "exit"  // a child that exits at once
 	modeI386  = "i386"  // getpid through int 0x80
 	modeX32   = "x32"   // getpid through the x32 table
+	modeGet   = "get"   // "get URL KEY": one GET through $HTTP_PROXY
 )
 
 // x32Getpid is getpid's number in the x32 table (__X32_SYSCALL_BIT | 39).
@@ -89,6 +90,16 @@ func RunProbeIfChild() {
 	case modeX32:
 		r, _, e := unix.Syscall(x32Getpid, 0, 0, 0)
 		fmt.Printf("x32 getpid returned %d errno=%d\n", int(r), int(e))
+		os.Exit(0)
+	}
+	if rest, ok := strings.CutPrefix(mode, modeGet+" "); ok {
+		// "get URL KEY": one GET through $HTTP_PROXY; exit 0 on 200, 3 otherwise.
+		target, key, _ := strings.Cut(rest, " ")
+		a := httpGet(os.Getenv("HTTP_PROXY"), target, key)
+		fmt.Printf("status %d: %s %s\n", a.Status, a.Body, a.Detail)
+		if a.Status != http.StatusOK {
+			os.Exit(3)
+		}
 		os.Exit(0)
 	}
 	var t Targets
