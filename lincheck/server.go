@@ -99,7 +99,13 @@ type Server struct {
 	exited chan struct{}
 	stderr *os.File
 	starts int
+	ready  time.Time // when the last Start saw both listeners accept
 }
+
+// settleTime is how long Stop waits after a start before it sends SIGTERM: the
+// server installs its signal handler just after it starts listening, and a SIGTERM
+// before that ends it without a graceful shutdown.
+const settleTime = 300 * time.Millisecond
 
 // NewServer prepares a server in dir (created if needed): roles file, data dir, a
 // free TCP port, a socket path. It does not start it.
@@ -179,6 +185,7 @@ func (s *Server) Start(ctx context.Context) error {
 			time.Sleep(startPollDelay)
 		}
 	}
+	s.ready = time.Now()
 	return nil
 }
 
@@ -207,6 +214,7 @@ func (s *Server) Stop() error {
 	if s.cmd == nil {
 		return nil
 	}
+	time.Sleep(time.Until(s.ready.Add(settleTime)))
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.exited:
