@@ -9,5 +9,5 @@ VERIFY_TARGETS += verify-conformance
 .PHONY: verify-conformance
 verify-conformance:
 	@mkdir -p $(BUILD)
-	$(GO) test -count=1 -timeout 80m -v -run '^(TestExhaustive|TestRandomCore|TestRandomWire)$$' ./conformance/ -args -conformance.deep $(CONFORMANCE_ARGS) | tee $(BUILD)/conformance.log
+	$(GO) test -count=1 -timeout 80m -v -run '^(TestExhaustive|TestRandomCore|TestRandomWire|TestRandomDurable)$$' ./conformance/ -args -conformance.deep $(CONFORMANCE_ARGS) | tee $(BUILD)/conformance.log
 	grep -E '^conformance total: [0-9]+ operations compared, 0 divergences, coverage: none missing$$' $(BUILD)/conformance.log >> $(SUMMARY)
