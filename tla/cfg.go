@@ -198,6 +198,7 @@ func cfgValue(toks []token, i int) (Value, int, error) {
 	return nil, i, errAt(ErrConfig, t.pos, "expected a value (number, string, TRUE/FALSE, model value, {...}), found %s", describe(t))
 }
 
+// String summarises the config.
 func (c *Config) String() string {
 	return fmt.Sprintf("init=%s next=%s spec=%s inv=%v", c.Init, c.Next, c.Spec, c.Invariants)
 }

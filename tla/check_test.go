@@ -41,6 +41,7 @@ func TestClassicSpecsMatchTLC(t *testing.T) {
 		{"Countdown", "Countdown_nodeadlock", 4, 4, 4, OK, "", nil},
 		{"Queue", "Queue", 341, 135, 15, OK, "", nil},
 		{"Counter", "Counter", 5, 4, 4, OK, "", nil},
+		{"Features", "Features", 6560, 896, 4, OK, "", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.cfg, func(t *testing.T) {

@@ -438,7 +438,7 @@ func (c *compiler) op(e *eOp, sc *scope) (node, int) {
 		c.primed--
 		c.ownPrime = true
 		if v, ok := a.(*varNode); ok {
-			return &primeVarNode{idx: v.idx, name: v.name}, levelAction
+			return &primeVarNode{idx: v.idx, name: v.name, p: e.p}, levelAction
 		}
 		return &primeNode{e: a, p: e.p}, levelAction
 	case "UNCHANGED":

@@ -35,6 +35,7 @@ type (
 	primeVarNode struct {
 		idx  int
 		name string
+		p    Pos
 	}
 	primeNode struct {
 		e node
@@ -179,11 +180,11 @@ func (n *varNode) eval(c *ctx) Value {
 }
 func (n *primeVarNode) eval(c *ctx) Value {
 	if c.next == nil {
-		throw(Pos{}, "%s' is used where there is no next state", n.name)
+		throw(n.p, "%s' is used where there is no next state", n.name)
 	}
 	v := c.next[n.idx]
 	if v == nil {
-		throw(Pos{}, "%s' is read before the action gives it a value", n.name)
+		throw(n.p, "%s' is read before the action gives it a value", n.name)
 	}
 	return v
 }
