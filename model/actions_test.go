@@ -237,3 +237,27 @@ func TestSymmetryKeepsOneStatePerOrbit(t *testing.T) {
 		t.Error("two states of different orbits share a key")
 	}
 }
+
+// TestNamedAccessors reads a state by names.
+func TestNamedAccessors(t *testing.T) {
+	s := Init(small)
+	for _, line := range []string{"Open r2", "Admit r2 k3 1 gated", "Admit r2 k1 1"} {
+		_, next, err := Apply(small, s, parseOp(t, line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = next
+	}
+	if r, ok := s.RunNamed(small, "r2"); !ok || r.Status != RunActive || r.Epoch != 1 {
+		t.Errorf("RunNamed(r2) = %+v, %v", r, ok)
+	}
+	if e, ok := s.EffectNamed(small, "r2", "k1"); !ok || e.Status != EffHeld || e.Gated {
+		t.Errorf("EffectNamed(r2, k1) = %+v, %v", e, ok)
+	}
+	if got := s.PendingNamed(small, "r2"); len(got) != 1 || got[0] != "k3" {
+		t.Errorf("PendingNamed(r2) = %v", got)
+	}
+	if _, ok := s.EffectNamed(small, "r9", "k1"); ok {
+		t.Error("EffectNamed of an unknown run succeeded")
+	}
+}

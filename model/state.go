@@ -167,3 +167,38 @@ func (s State) Clone() State {
 }
 
 func anyTrue(bs []bool) bool { return slices.Contains(bs, true) }
+
+// RunNamed returns the state of the run called name in c, for callers that work with
+// names (the conformance suite's abstraction of the implementation).
+func (s State) RunNamed(c Config, name string) (Run, bool) {
+	i := slices.Index(c.Runs, name)
+	if i < 0 {
+		return Run{}, false
+	}
+	return s.Runs[i], true
+}
+
+// EffectNamed returns the state of effect (run, key) by names in c.
+func (s State) EffectNamed(c Config, run, key string) (Effect, bool) {
+	r, ok := s.RunNamed(c, run)
+	k := slices.Index(c.Keys, key)
+	if !ok || k < 0 {
+		return Effect{}, false
+	}
+	return r.Effects[k], true
+}
+
+// PendingNamed lists the keys of run whose approval is open, in name order.
+func (s State) PendingNamed(c Config, run string) []string {
+	r, ok := s.RunNamed(c, run)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for j, p := range r.Pending {
+		if p {
+			out = append(out, c.Keys[j])
+		}
+	}
+	return out
+}
