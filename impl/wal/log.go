@@ -16,6 +16,10 @@ const (
 	SegmentBytesDefault = 64 << 20
 	// segmentBytesMin is the smallest segment size Open accepts.
 	segmentBytesMin = 1 << 10
+	// chunkBytesMax is the size of one buffer of pending records (one write each).
+	chunkBytesMax = 1 << 20
+	// spareBuffersMax is how many written chunk buffers are kept for reuse.
+	spareBuffersMax = 8
 	// PendingBytesMax bounds the bytes appended and not yet handed to the disk:
 	// Append blocks while the committer is this far behind (back-pressure).
 	PendingBytesMax = 64 << 20
@@ -68,6 +72,7 @@ type Log struct {
 	err       error         // sticky *FailedError
 	closing   bool
 	syncing   bool // a leader (a waiter or the committer) is writing a batch
+	handoff   bool // a leader left records behind: the committer should write them
 	closed    bool
 	appended  bool // Append was called: no Replay any more
 	replayed  bool
@@ -267,7 +272,9 @@ func (l *Log) Append(rec []byte) (LSN, error) {
 		l.activeFst = lsn
 		l.activeLen = segmentHeaderBytes
 		l.pending = append(l.pending, chunk{newSegment: true, seg: l.activeSeg, firstLSN: lsn, data: l.buffer()})
-	} else if len(l.pending) == 0 {
+	} else if n := len(l.pending); n == 0 || len(l.pending[n-1].data)+size > chunkBytesMax {
+		// A new chunk for the same segment: buffers stay small and reusable, and a
+		// large backlog is never copied to grow one slice.
 		l.pending = append(l.pending, chunk{seg: l.activeSeg, firstLSN: lsn, data: l.buffer()})
 	}
 	c := &l.pending[len(l.pending)-1]
@@ -319,7 +326,8 @@ func (l *Log) WaitDurable(ctx context.Context, lsn LSN) error {
 		case !l.syncing:
 			l.commitLocked()
 			if len(l.pending) > 0 && l.err == nil {
-				l.work.Signal() // appended while we wrote: the committer takes over
+				l.handoff = true // appended while we wrote: the committer takes over
+				l.work.Signal()
 			}
 			continue
 		}
@@ -437,12 +445,13 @@ func (l *Log) commitLoop() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for {
-		for !l.closing && (len(l.pending) == 0 || l.syncing || l.err != nil) {
+		for !l.closing && !l.handoff {
 			l.work.Wait()
 		}
 		if l.closing {
 			return // Close flushes
 		}
+		l.handoff = false
 		for len(l.pending) > 0 && !l.syncing && l.err == nil {
 			l.commitLocked()
 		}

@@ -322,3 +322,39 @@ func TestSecondOpenRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestLargeBatch: a backlog larger than one buffer is written as several chunks and
+// made durable by a single fdatasync; all of it survives a crash.
+func TestLargeBatch(t *testing.T) {
+	fsys := walfs.NewFaultFS()
+	l := mustOpen(t, fsys, 0)
+	replayAll(t, l)
+	writes, syncs := fsys.Ops(walfs.OpWrite), fsys.Ops(walfs.OpSync)
+	const n, size = 3000, 1000 // about 3 MiB: three chunks
+	var lsn LSN
+	for i := 1; i <= n; i++ {
+		var err error
+		if lsn, err = l.Append(payload(LSN(i), size)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.WaitDurable(context.Background(), lsn); err != nil {
+		t.Fatal(err)
+	}
+	chunks := (n*(size+recordHeaderBytes) + chunkBytesMax - 1) / chunkBytesMax
+	if got := fsys.Ops(walfs.OpWrite) - writes; got != int64(chunks) {
+		t.Errorf("%d writes, want %d (one per chunk)", got, chunks)
+	}
+	if got := fsys.Ops(walfs.OpSync) - syncs; got != 1 {
+		t.Errorf("%d fdatasyncs for one batch, want 1", got)
+	}
+	l.Close()
+	fsys.Crash(nil)
+	fsys.Restart()
+	l2 := mustOpen(t, fsys, 0)
+	defer l2.Close()
+	r := replayAll(t, l2)
+	if len(r.recs) != n || !bytes.Equal(r.recs[n-1], payload(n, size)) {
+		t.Fatalf("replayed %d records, want %d", len(r.recs), n)
+	}
+}
