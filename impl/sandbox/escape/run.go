@@ -98,6 +98,32 @@ func (s *sink) count(r io.Reader) {
 	s.n.Add(n)
 }
 
+// settleQuiet is how long the sinks' total must stay unchanged before it is read;
+// settleMax bounds the wait (a connection may still sit in a listener's backlog
+// when the probe exits).
+const (
+	settleQuiet = 200 * time.Millisecond
+	settleMax   = 3 * time.Second
+)
+
+// settle waits until no sink has received anything for settleQuiet.
+func settle(sinks map[string]*sink) {
+	total := func() (n int64) {
+		for _, s := range sinks {
+			n += s.n.Load()
+		}
+		return n
+	}
+	last, since := total(), time.Now()
+	for start := time.Now(); time.Since(start) < settleMax; time.Sleep(20 * time.Millisecond) {
+		if t := total(); t != last {
+			last, since = t, time.Now()
+		} else if time.Since(since) >= settleQuiet {
+			return
+		}
+	}
+}
+
 func streamSink(l net.Listener) *sink {
 	s := &sink{close: func() { l.Close() }}
 	go func() {
@@ -276,7 +302,7 @@ func Run(exe string, d sandbox.Layers) (*Report, error) {
 	if n, _ := unix.Read(ffd, buf); n > 0 {
 		fifoSink.n.Add(int64(n))
 	}
-	time.Sleep(50 * time.Millisecond) // let the stream sinks count what arrived
+	settle(sinks)
 
 	// The other-architecture probes die (or not) on their own, one sandbox each.
 	for _, k := range []struct{ name, mode string }{{"x32-syscall", modeX32}, {"i386-syscall", modeI386}} {
