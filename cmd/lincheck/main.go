@@ -6,6 +6,11 @@
 // -expect-fail, when none is), 2 when the campaign cannot run.
 //
 //	go run ./cmd/lincheck -histories 200 -crash-every 300ms
+//
+// With -fuzz it runs the named targets of ./fuzz instead, each for -fuzztime, and
+// prints the executions go reported for each, then one summary line:
+//
+//	go run ./cmd/lincheck -fuzz FuzzSession,FuzzLogRecovery -fuzztime 30s
 package main
 
 import (
@@ -14,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -43,18 +49,41 @@ func run() int {
 	stopAfter := flag.Int("stop-after", 0, "stop after this many failing histories (0: run all)")
 	prebuilt := flag.String("bin", "", "use this soundgate binary instead of building one")
 	expectFail := flag.Bool("expect-fail", false, "negative control: succeed only if some history is NOT linearizable")
+	fuzzTargets := flag.String("fuzz", "", "instead of a campaign: run these fuzz targets of ./fuzz (comma separated) for -fuzztime each")
+	fuzztime := flag.String("fuzztime", "30s", "with -fuzz: time (or NNNx count) per target")
 	flag.Parse()
+
+	if *fuzzTargets != "" {
+		logDir := *out
+		if logDir == "" {
+			logDir = "build/lincheck-fuzz"
+		}
+		return runFuzz(strings.Split(*fuzzTargets, ","), *fuzztime, logDir)
+	}
 
 	if *seed == 0 {
 		*seed = uint64(time.Now().UnixNano())
 	}
 	dir := *out
+	if dir != "" {
+		if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+			fmt.Fprintf(os.Stderr, "lincheck: -out %s is not empty (its data directory would hold an earlier campaign's runs)\n", dir)
+			return 2
+		}
+	}
 	if dir == "" {
 		var err error
 		if dir, err = os.MkdirTemp("", "lincheck-"); err != nil {
 			fmt.Fprintln(os.Stderr, "lincheck:", err)
 			return 2
 		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "lincheck:", err)
+		return 2
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
