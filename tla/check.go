@@ -59,20 +59,23 @@ type Result struct {
 
 // explorer is the breadth-first search state.
 type explorer struct {
-	s       *Spec
-	opts    Options
-	seen    map[string]uint32
-	states  [][]Value
-	parent  []uint32
-	depth   []uint16
-	buf     []byte
-	tmp     []byte
-	symm    []map[*modelV]*modelV
-	sym     symEncoder
-	onEdge  func(from, to int, label string)
-	c       *ctx
-	labels  bool
-	generat int64
+	s         *Spec
+	opts      Options
+	seen      map[string]uint32
+	states    [][]Value
+	parent    []uint32
+	depth     []uint16
+	buf       []byte
+	tmp       []byte
+	symm      []map[*modelV]*modelV
+	sym       symEncoder
+	expanding []Value  // the state being expanded
+	enc       [][]byte // encodings of parent's values, per image and variable
+	encOK     []bool
+	onEdge    func(from, to int, label string)
+	c         *ctx
+	labels    bool
+	generat   int64
 }
 
 const noParent = ^uint32(0)
@@ -93,29 +96,57 @@ func (s *Spec) newExplorer(opts Options) *explorer {
 }
 
 // key returns the canonical encoding of st (the least over the symmetry group).
+// The encodings of the values st shares with the state being expanded (same
+// pointer: an unchanged variable) are taken from a cache.
 func (e *explorer) key(st []Value) []byte {
-	e.buf = e.buf[:0]
-	for _, v := range st {
-		e.buf = encode(e.buf, v)
+	n := len(st)
+	images := 1 + len(e.symm)
+	var best []byte
+	for j := 0; j < images; j++ {
+		buf := e.tmp[:0]
+		for i, v := range st {
+			if e.expanding != nil && v == e.expanding[i] {
+				k := j*n + i
+				if !e.encOK[k] {
+					e.enc[k] = e.encodeImage(e.enc[k][:0], v, j)
+					e.encOK[k] = true
+				}
+				buf = append(buf, e.enc[k]...)
+				continue
+			}
+			buf = e.encodeImage(buf, v, j)
+		}
+		if j == 0 || bytes.Compare(buf, best) < 0 {
+			e.tmp, e.buf = e.buf, buf
+			best = buf
+		} else {
+			e.tmp = buf
+		}
 	}
+	return best
+}
+
+// encodeImage encodes image j of v: j = 0 is v itself, j > 0 its image under e.symm[j-1].
+func (e *explorer) encodeImage(buf []byte, v Value, j int) []byte {
 	if len(e.symm) == 0 {
-		return e.buf
+		return encode(buf, v)
 	}
-	// Symmetric mode: every image, the identity included, uses the sorted encoding.
-	e.buf = e.buf[:0]
-	for _, v := range st {
-		e.buf = e.sym.encode(e.buf, v, nil, 0)
+	var m map[*modelV]*modelV
+	if j > 0 {
+		m = e.symm[j-1]
 	}
-	for _, m := range e.symm {
-		e.tmp = e.tmp[:0]
-		for _, v := range st {
-			e.tmp = e.sym.encode(e.tmp, v, m, 0)
-		}
-		if bytes.Compare(e.tmp, e.buf) < 0 {
-			e.buf, e.tmp = e.tmp, e.buf
-		}
+	return e.sym.encode(buf, v, m, 0)
+}
+
+// setParent declares the state whose successors are being keyed next.
+func (e *explorer) setParent(st []Value) {
+	e.expanding = st
+	k := (1 + len(e.symm)) * len(e.s.vars)
+	if len(e.enc) < k {
+		e.enc = make([][]byte, k)
+		e.encOK = make([]bool, k)
 	}
-	return e.buf
+	clear(e.encOK)
 }
 
 // permute applies a model-value permutation to v.
@@ -328,6 +359,7 @@ func (e *explorer) run() (*Result, error) {
 		cur := e.states[head]
 		n := 0
 		d := e.depth[head] + 1
+		e.setParent(cur)
 		err := e.successors(cur, func(next []Value) {
 			if failErr != nil || bad >= 0 {
 				return
@@ -409,8 +441,10 @@ func (e *explorer) trace(i int) ([]Step, error) {
 			continue
 		}
 		prev := e.states[path[len(path)-k]]
+		e.setParent(nil)
 		want := string(e.key(st))
 		found := ""
+		e.setParent(prev)
 		err := e.successors(prev, func(next []Value) {
 			if found == "" && string(e.key(next)) == want {
 				found = e.label()
