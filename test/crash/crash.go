@@ -156,14 +156,16 @@ func (h *history) before(r, k string) (rejected, cancelled bool) {
 
 // noteAdmit records an acknowledged admit answer and checks P3 (every admit answer of
 // every life counts), P2 and P4 (against the facts known before the request).
-func (h *history) noteAdmit(r, k string, res core.Answer, wasRejected, wasCancelled bool, life int) {
+func (h *history) noteAdmit(r, k string, res core.Answer, wasRejected, wasCancelled bool, life int, load bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	e := h.eff(r, k)
 	if e.life == 0 {
 		h.keys[r] = append(h.keys[r], k)
 	}
-	e.life = life
+	if load || e.life == 0 {
+		e.life = life // a check's re-ask is not a new fact to re-check next time
+	}
 	switch res {
 	case core.AnswerAdmit:
 		e.admits++
@@ -475,10 +477,10 @@ func agentLoop(h *history, c, approver, operator *client.Client, runs []string, 
 		var err error
 		switch p := rng.IntN(100); {
 		case p < 55: // admit a new key
-			err = h.admit(ctx, c, r, fmt.Sprintf("a%d-%d", id, n), false, life)
+			err = h.admit(ctx, c, r, fmt.Sprintf("a%d-%d", id, n), false, life, true)
 		case p < 70: // re-admit a known key (a duplicate, a retry)
 			if k, ok := h.pick(r, rng, false); ok {
-				err = h.admit(ctx, c, r, k, false, life)
+				err = h.admit(ctx, c, r, k, false, life, true)
 			}
 		case p < 82: // complete an admitted key
 			if k, ok := h.pick(r, rng, true); ok {
@@ -489,7 +491,7 @@ func agentLoop(h *history, c, approver, operator *client.Client, runs []string, 
 				if _, err = c.Complete(ctx, r, k, o, "done"); err == nil {
 					h.mu.Lock()
 					if e := h.eff(r, k); e.completed == core.OutcomeNone {
-						e.completed = o
+						e.completed, e.life = o, life
 					}
 					h.res.Acked++
 					h.mu.Unlock()
@@ -534,12 +536,13 @@ func agentLoop(h *history, c, approver, operator *client.Client, runs []string, 
 	}
 }
 
-// admit sends one admit and records its answer.
-func (h *history) admit(ctx context.Context, c *client.Client, r, k string, gated bool, life int) error {
+// admit sends one admit and records its answer; load says whether it is the load's
+// (a new fact) or a check's re-ask.
+func (h *history) admit(ctx context.Context, c *client.Client, r, k string, gated bool, life int, load bool) error {
 	wasRejected, wasCancelled := h.before(r, k)
 	res, err := c.Admit(ctx, r, k, 1, client.AdmitOptions{Gated: gated})
 	if err == nil {
-		h.noteAdmit(r, k, res.Answer, wasRejected, wasCancelled, life)
+		h.noteAdmit(r, k, res.Answer, wasRejected, wasCancelled, life, load)
 	}
 	return err
 }
@@ -596,10 +599,15 @@ func check(h *history, cs *conns, rng *rand.Rand, cfg Config, life int) {
 	ag := cs.agents[0]
 	bg := context.Background()
 	checked := 0
+	rng.Shuffle(len(runs), func(i, j int) { runs[i], runs[j] = runs[j], runs[i] })
+	olderRuns := 0
 	for _, r := range runs {
 		x := runFacts[r]
-		if x.life != life-1 && rng.IntN(8) != 0 && cfg.ChecksMax < 1<<30 {
-			continue
+		if x.life != life-1 {
+			if olderRuns >= cfg.ChecksMax/4 {
+				continue
+			}
+			olderRuns++
 		}
 		ctx, cancel := context.WithTimeout(bg, callTimeout)
 		st, err := op.Status(ctx, r, "")
@@ -615,7 +623,7 @@ func check(h *history, cs *conns, rng *rand.Rand, cfg Config, life int) {
 		}
 		if x.cancelled {
 			ctx, cancel := context.WithTimeout(bg, callTimeout)
-			err := h.admit(ctx, ag, r, fmt.Sprintf("after-cancel-%d", life), false, life)
+			err := h.admit(ctx, ag, r, fmt.Sprintf("after-cancel-%d", life), false, life, false)
 			cancel()
 			if err != nil {
 				h.violate("P4: %s: admit after restart: %v", r, err)
@@ -644,7 +652,7 @@ func check(h *history, cs *conns, rng *rand.Rand, cfg Config, life int) {
 			// Ask again: an admitted effect must not be admitted twice (P3), a
 			// rejected one never (P2).
 			ctx, cancel := context.WithTimeout(bg, callTimeout)
-			err := h.admit(ctx, ag, f.r, f.k, false, life)
+			err := h.admit(ctx, ag, f.r, f.k, false, life, false)
 			cancel()
 			if err != nil {
 				h.violate("D1: %s/%s: admit after restart: %v (life %d)", f.r, f.k, err, life)
