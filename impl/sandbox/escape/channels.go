@@ -42,6 +42,7 @@ type Channel struct {
 // Channels is the matrix, in report order.
 var Channels = []Channel{
 	{"tcp-direct", Blocked, syscall.EACCES, "connect", "TCP connect to a loopback sink on the host"},
+	{"tcp6-direct", Blocked, syscall.EACCES, "connect", "TCP connect over IPv6 to a sink on the host's ::1"},
 	{"tcp-other-address", Blocked, syscall.ECONNREFUSED, "connect", "TCP connect to 127.0.0.2 at the proxy's port (a host sink listens there)"},
 	{"mptcp", Blocked, syscall.EPERM, "socket", "socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP), then connect to the TCP sink"},
 	{"udp", Blocked, syscall.EPERM, "socket", "socket(AF_INET, SOCK_DGRAM), then sendto a loopback UDP sink"},
@@ -89,7 +90,7 @@ var Controls = []Control{
 		[]string{"tiocsti", "tiocsti-high-bits", "x32-syscall"}},
 	{"landlock off", sandbox.Layers{Landlock: true},
 		[]string{"write-fifo"},
-		[]string{"tcp-direct"}},
+		[]string{"tcp-direct", "tcp6-direct"}},
 	{"netns off", sandbox.Layers{NetNS: true},
 		[]string{"tcp-other-address"},
 		nil},

@@ -42,6 +42,7 @@ const payload = "soundgate-escape-probe\n"
 // Targets tells the probe where the sinks are.
 type Targets struct {
 	TCPSink      string // host:port on the host's loopback
+	TCP6Sink     string // [::1]:port, empty if the host has no IPv6 loopback
 	OtherAddress string // 127.0.0.2:proxyport on the host's loopback
 	UDPSink      string
 	UnixPath     string
@@ -174,6 +175,16 @@ func inet4(hostport string) unix.Sockaddr {
 	return sa
 }
 
+func inet6(hostport string) unix.Sockaddr {
+	ap, err := net.ResolveTCPAddr("tcp", hostport)
+	if err != nil || ap.IP.To16() == nil {
+		return &unix.SockaddrInet6{}
+	}
+	sa := &unix.SockaddrInet6{Port: ap.Port}
+	copy(sa.Addr[:], ap.IP.To16())
+	return sa
+}
+
 func openWrite(step, path string, flags int) Attempt {
 	fd, err := unix.Open(path, flags|unix.O_CLOEXEC, 0o644)
 	if err != nil {
@@ -228,6 +239,12 @@ func httpGet(proxyURL, target, key string) Attempt {
 func probes(t *Targets) []probe {
 	return []probe{
 		{"tcp-direct", func() Attempt { return sockSend(unix.AF_INET, unix.SOCK_STREAM, 0, inet4(t.TCPSink)) }},
+		{"tcp6-direct", func() Attempt {
+			if t.TCP6Sink == "" {
+				return Attempt{Step: "n/a"}
+			}
+			return sockSend(unix.AF_INET6, unix.SOCK_STREAM, 0, inet6(t.TCP6Sink))
+		}},
 		{"tcp-other-address", func() Attempt { return sockSend(unix.AF_INET, unix.SOCK_STREAM, 0, inet4(t.OtherAddress)) }},
 		{"mptcp", func() Attempt {
 			return sockSend(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, inet4(t.TCPSink))
