@@ -21,7 +21,7 @@ const (
 	// spareBuffersMax is how many written chunk buffers are kept for reuse.
 	spareBuffersMax = 8
 	// PendingBytesMax bounds the bytes appended and not yet handed to the disk:
-	// Append blocks while the committer is this far behind (back-pressure).
+	// beyond it, Append writes the backlog itself or waits for the writer (back-pressure).
 	PendingBytesMax = 64 << 20
 )
 
@@ -240,7 +240,8 @@ func (l *Log) Replay(snapshot func(upto LSN, state []byte) error, record func(ls
 }
 
 // Append adds rec to the log and returns its LSN. It copies rec, does no I/O and
-// returns at once (it blocks only while PendingBytesMax bytes wait for the disk).
+// returns at once, except as back-pressure: when PendingBytesMax bytes already wait
+// for the disk, it writes them itself (or waits for the writer in progress).
 // Records are numbered in the order of Append calls. The record is durable once
 // WaitDurable(lsn) returns nil. A failed or closed log returns its error and
 // appends nothing, as does a record over RecordBytesMax (ErrRecordTooLarge).
