@@ -14,9 +14,11 @@
 //	denied     403, with the reason (cancelled, timed_out, stale_epoch, rejected)
 //	error      502: the gate could not be asked; nothing was forwarded
 //
-// The run and key of an effect come from the request's Soundgate-Run and
-// Soundgate-Key headers (which are removed before forwarding), or else the run is
-// Proxy.Run and the key is derived from the request (see Key): requests that are the
-// same in method, target and body are told apart by their order of appearance, so
-// that a replay of the same agent in a new proxy asks for the same keys.
+// The run of an effect is Proxy.Run; a Soundgate-Run header may only repeat it (403
+// otherwise: an agent may not move its effects to a run that is not paused), and
+// names the run only for a proxy without one. The key comes from the Soundgate-Key
+// header, or is derived from the request (see Key): requests that are the same in
+// method, target and body are told apart by their order of appearance, so that a
+// replay of the same agent in a new proxy asks for the same keys. Both headers are
+// removed before forwarding.
 package egress

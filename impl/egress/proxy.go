@@ -114,6 +114,9 @@ type Proxy struct {
 // refuses to derive more (give requests a Soundgate-Key header).
 var ErrSequences = errors.New("soundgate/egress: limit reached: derived key sequences")
 
+// ErrOtherRun: a request of a proxy with a run (Proxy.Run) named another run.
+var ErrOtherRun = errors.New("soundgate/egress: a request named another run")
+
 // Serve answers proxy requests on l until l is closed.
 func (p *Proxy) Serve(l net.Listener) error {
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: readHeaderTimeout, MaxHeaderBytes: HeaderBytesMax}
@@ -203,10 +206,23 @@ func refuse(w http.ResponseWriter, ev *Event, status int, verdict, why string) {
 	fmt.Fprintf(w, "soundgate: %s\n", why)
 }
 
+func refuseRunKey(w http.ResponseWriter, ev *Event, err error) {
+	if errors.Is(err, ErrOtherRun) {
+		refuse(w, ev, http.StatusForbidden, "other-run", err.Error()+"; nothing was sent")
+		return
+	}
+	refuse(w, ev, http.StatusBadRequest, "bad-request", err.Error())
+}
+
 // runKey returns the effect's run and key, from the headers or derived.
 func (p *Proxy) runKey(r *http.Request, target string, body []byte) (core.RunID, core.Key, error) {
 	run := core.RunID(r.Header.Get(HeaderRun))
-	if run == "" {
+	switch {
+	case p.Run != "" && run != "" && run != p.Run:
+		// The agent may not move its effects to another run (one that is not paused,
+		// say): a proxy with a run serves that run only.
+		return "", "", fmt.Errorf("%w: the request names run %q, this proxy serves run %q", ErrOtherRun, run, p.Run)
+	case run == "":
 		run = p.Run
 	}
 	if run == "" {
@@ -309,7 +325,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ev *Event) {
 		return
 	}
 	if ev.Run, ev.Key, err = p.runKey(r, ev.Target, body); err != nil {
-		refuse(w, ev, http.StatusBadRequest, "bad-request", err.Error())
+		refuseRunKey(w, ev, err)
 		return
 	}
 	if !p.admit(w, r, ev) {
@@ -351,7 +367,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, ev *Event) {
 		return
 	}
 	if ev.Run, ev.Key, err = p.runKey(r, "connect://"+r.Host, nil); err != nil {
-		refuse(w, ev, http.StatusBadRequest, "bad-request", err.Error())
+		refuseRunKey(w, ev, err)
 		return
 	}
 	hj, ok := w.(http.Hijacker)

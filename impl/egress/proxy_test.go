@@ -369,3 +369,32 @@ func waitHeld(t *testing.T, g *egress.LocalGate, r core.RunID, k core.Key) {
 	}
 	t.Fatalf("%s/%s never became held", r, k)
 }
+
+// TestRunIsPinned: a proxy with a run refuses requests that name another run, so that
+// an agent cannot move its effects to a run that is not paused.
+func TestRunIsPinned(t *testing.T) {
+	up := newUpstream(t)
+	gate := &scripted{}
+	hc, _ := startProxy(t, &egress.Proxy{Admitter: gate, Run: "r1"})
+	for _, tc := range []struct {
+		run    string
+		status int
+	}{{"r2", 403}, {"r1", 200}, {"", 200}} {
+		req, _ := http.NewRequest("GET", up.URL+"/x", nil)
+		if tc.run != "" {
+			req.Header.Set(egress.HeaderRun, tc.run)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Fatalf("run %q: %d %q, want %d", tc.run, resp.StatusCode, b, tc.status)
+		}
+	}
+	if up.hits.Load() != 2 || len(gate.admits) != 2 {
+		t.Fatalf("hits %d, admits %v", up.hits.Load(), gate.admits)
+	}
+}
