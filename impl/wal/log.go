@@ -60,29 +60,30 @@ type Log struct {
 	dir          string
 	segmentBytes int64
 
-	mu        sync.Mutex
-	work      *sync.Cond // wakes the committer: a leader handed over, or closing
-	space     *sync.Cond // signals appenders blocked on PendingBytesMax
-	pending   []chunk
-	pendBytes int
-	spare     [][]byte      // recycled chunk buffers
-	durableCh chan struct{} // closed and replaced each time durable advances or the log fails
-	last      LSN           // last appended
-	durable   LSN           // last on stable storage
-	err       error         // sticky *FailedError
-	closing   bool
-	syncing   bool // a leader (a waiter or the committer) is writing a batch
-	handoff   bool // a leader left records behind: the committer should write them
-	closed    bool
-	appended  bool // Append was called: no Replay any more
-	replayed  bool
-	segments  []segment // on disk, oldest first; the last is active
-	activeLen int64     // bytes in the segment being filled by Append, written or pending
-	activeSeg uint64    // number of the segment being filled by Append
-	activeFst LSN       // first LSN of the segment being filled by Append
-	snapLSN   LSN
-	snapState []byte // held until Replay
-	stats     Stats
+	mu         sync.Mutex
+	work       *sync.Cond // wakes the committer: a leader handed over, or closing
+	space      *sync.Cond // signals appenders blocked on PendingBytesMax
+	pending    []chunk
+	pendBytes  int
+	pendingMax int           // PendingBytesMax; smaller in tests
+	spare      [][]byte      // recycled chunk buffers
+	durableCh  chan struct{} // closed and replaced each time durable advances or the log fails
+	last       LSN           // last appended
+	durable    LSN           // last on stable storage
+	err        error         // sticky *FailedError
+	closing    bool
+	syncing    bool // a leader (a waiter or the committer) is writing a batch
+	handoff    bool // a leader left records behind: the committer should write them
+	closed     bool
+	appended   bool // Append was called: no Replay any more
+	replayed   bool
+	segments   []segment // on disk, oldest first; the last is active
+	activeLen  int64     // bytes in the segment being filled by Append, written or pending
+	activeSeg  uint64    // number of the segment being filled by Append
+	activeFst  LSN       // first LSN of the segment being filled by Append
+	snapLSN    LSN
+	snapState  []byte // held until Replay
+	stats      Stats
 
 	file     walfs.File // active segment; used only by the committer (and Open/Close)
 	filePath string     // its path
@@ -142,7 +143,7 @@ func open(fsys walfs.FS, dir string, segBytes int64, lock io.Closer) (*Log, erro
 		durableCh: make(chan struct{}),
 		last:      rec.lastLSN, durable: rec.lastLSN,
 		segments: rec.segments, snapLSN: rec.snapLSN, snapState: rec.state, snapPath: rec.snapPath,
-		done: make(chan struct{}), lock: lock,
+		done: make(chan struct{}), lock: lock, pendingMax: PendingBytesMax,
 	}
 	l.work = sync.NewCond(&l.mu)
 	l.space = sync.NewCond(&l.mu)
@@ -252,7 +253,7 @@ func (l *Log) Append(rec []byte) (LSN, error) {
 	size := recordHeaderBytes + len(rec)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for l.err == nil && !l.closing && l.pendBytes > 0 && l.pendBytes+size > PendingBytesMax {
+	for l.err == nil && !l.closing && l.pendBytes > 0 && l.pendBytes+size > l.pendingMax {
 		if !l.syncing {
 			l.commitLocked() // nobody is writing: make room now
 			continue

@@ -358,3 +358,32 @@ func TestLargeBatch(t *testing.T) {
 		t.Fatalf("replayed %d records, want %d", len(r.recs), n)
 	}
 }
+
+// TestBackPressure: when PendingBytesMax bytes wait for the disk and nobody writes,
+// Append writes the backlog itself; the backlog never exceeds the limit.
+func TestBackPressure(t *testing.T) {
+	fsys := walfs.NewFaultFS()
+	l := mustOpen(t, fsys, 0)
+	defer l.Close()
+	l.pendingMax = 4096
+	writes := fsys.Ops(walfs.OpWrite)
+	var lsn LSN
+	for i := 1; i <= 200; i++ {
+		var err error
+		if lsn, err = l.Append(payload(LSN(i), 100)); err != nil {
+			t.Fatal(err)
+		}
+		l.mu.Lock()
+		pend := l.pendBytes
+		l.mu.Unlock()
+		if pend > l.pendingMax {
+			t.Fatalf("%d bytes pending, limit %d", pend, l.pendingMax)
+		}
+	}
+	if fsys.Ops(walfs.OpWrite) == writes || l.Durable() == 0 {
+		t.Fatal("no back-pressure: nothing was written while 24 KiB were appended")
+	}
+	if err := l.WaitDurable(context.Background(), lsn); err != nil {
+		t.Fatal(err)
+	}
+}
