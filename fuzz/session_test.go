@@ -103,13 +103,17 @@ type scriptStep struct {
 	line string // the request without id: {"method":..., "params":...}
 }
 
-// sessionScript exercises every method and every admit answer.
+// sessionScript exercises every method and every admit answer, including a released
+// effect asked again while another approval is open (P1) and a completed one (P3).
 var sessionScript = []scriptStep{
 	{proto.RoleOperator, `"method":"open","params":{"run":"fz-a"}`},
 	{proto.RoleOperator, `"method":"open","params":{"run":"fz-b","timeout_ms":3600000}`},
 	{proto.RoleAgent, `"method":"admit","params":{"run":"fz-a","key":"k1","epoch":1}`},
 	{proto.RoleAgent, `"method":"admit","params":{"run":"fz-a","key":"k2","epoch":1,"gated":true}`},
 	{proto.RoleApprover, `"method":"decide","params":{"run":"fz-a","key":"k2","decision":"approve"}`},
+	{proto.RoleAgent, `"method":"admit","params":{"run":"fz-a","key":"k4","epoch":1,"gated":true}`},
+	{proto.RoleAgent, `"method":"admit","params":{"run":"fz-a","key":"k2","epoch":1}`}, // released, k4 pending: held (P1)
+	{proto.RoleApprover, `"method":"decide","params":{"run":"fz-a","key":"k4","decision":"approve"}`},
 	{proto.RoleAgent, `"method":"admit","params":{"run":"fz-a","key":"k2","epoch":1}`},
 	{proto.RoleAgent, `"method":"complete","params":{"run":"fz-a","key":"k1","outcome":"ok","result":"done"}`},
 	{proto.RoleAgent, `"method":"admit","params":{"run":"fz-a","key":"k1","epoch":1}`},
@@ -293,13 +297,14 @@ func (c *sessionConn) readLoop() {
 	}
 }
 
-// TestSessionScript pins the script's answers without garbage, and shows that the
-// comparison of FuzzSession sees a state change: one valid cancel among the chunks
+// TestSessionScript pins the script's answers without garbage (so that a core built
+// with -tags broken_p1 or broken_p3 fails here), and shows that the comparison of
+// FuzzSession sees a state change: one valid cancel among the chunks
 // (which the target would replay in both sessions) changes state and answers.
 func TestSessionScript(t *testing.T) {
 	want := []string{
 		`"created":true`, `"created":true`, `"answer":"admit"`, `"answer":"held"`, `"decision":"approve"`,
-		`"answer":"admit"`, `"repeat":false`, `"answer":"duplicate"`, `"answer":"held"`, `"decision":"reject"`,
+		`"answer":"held"`, `"answer":"held"`, `"decision":"approve"`, `"answer":"admit"`, `"repeat":false`, `"answer":"duplicate"`, `"answer":"held"`, `"decision":"reject"`,
 		`"epoch":2`, `"reason":"stale_epoch"`, `"bad_epoch"`, `"status":"cancelled"`, `"status":"admitted"`,
 	}
 	plain := runSession(t, nil)
