@@ -82,6 +82,15 @@ func (rep *Report) WriteSummary(w io.Writer, name string, threshold float64) {
 	list(StatusSurvived, "survivors")
 	list(StatusTimedOut, "timed out")
 	list(StatusNotViable, "not viable")
+	unconfirmed := 0
+	for _, m := range rep.Mutants {
+		if m.Status == StatusSurvived && m.Mode == "schema" {
+			unconfirmed++
+		}
+	}
+	if unconfirmed > 0 {
+		fmt.Fprintf(w, "  note: %d survivors were not confirmed alone (-no-confirm): triage figures only\n", unconfirmed)
+	}
 	verdict := "ok"
 	if !rep.Passed(threshold) {
 		verdict = fmt.Sprintf("FAIL: below %.1f%%", threshold*100)

@@ -79,6 +79,9 @@ type Config struct {
 	// NoSchemata runs every mutant with its own go test -overlay build instead of
 	// switching mutants at run time in one schema test binary (see schema.go).
 	NoSchemata bool
+	// NoConfirm reports schema survivors without re-running them alone (and so without
+	// the equivalence check): a quick triage run, never the gate's figure.
+	NoConfirm bool
 }
 
 // Report is the result of a run; its JSON form is the machine-readable report.
@@ -240,7 +243,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			for m := range jobs {
 				if m.schemaID > 0 && r.bins != nil {
 					r.testSchema(ctx, m)
-					if m.Status == StatusSurvived && ctx.Err() == nil {
+					if m.Status == StatusSurvived && ctx.Err() == nil && !cfg.NoConfirm {
 						// Confirm with the mutant's own build: a schema never makes a survivor.
 						r.test(ctx, m)
 					}

@@ -48,6 +48,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("C", ".", "run in `dir` (a directory of the module)")
 	tests := fs.String("test", "", "comma-separated `packages` whose tests run on each mutant (default: the mutated packages)")
 	skip := fs.String("skip", "", "go test -skip `regexp` for tests that cannot observe a mutant")
+	noConfirm := fs.Bool("no-confirm", false, "triage: report schema survivors without confirming them alone (not for the gate)")
 	noSchema := fs.Bool("no-schemata", false, "build every mutant alone instead of one schema test binary")
 	workers := fs.Int("j", 0, "mutants tested in parallel (default: number of CPUs)")
 	threshold := fs.Float64("threshold", 90, "least score in `percent`; below it the exit status is 1")
@@ -81,7 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := mutation.Config{
 		Dir: *dir, Packages: fs.Args(), TestPackages: fs.Args(), Workers: *workers,
 		TimeoutFactor: *factor, TimeoutFloor: *floor, DiffBase: *diff, ListOnly: *list,
-		Skip: *skip, NoSchemata: *noSchema,
+		Skip: *skip, NoSchemata: *noSchema, NoConfirm: *noConfirm,
 	}
 	if *tests != "" {
 		cfg.TestPackages = splitList(*tests)
