@@ -27,6 +27,9 @@ type conn struct {
 	s    *Server
 	nc   net.Conn
 	cred *Credential // nil until a successful hello
+	// parked counts this connection's waiting admits (guarded by the server's mu):
+	// the writer stays until they are answered.
+	parked int
 
 	mu     sync.Mutex
 	outbox []answer
@@ -121,8 +124,16 @@ func (c *conn) writeLoop() {
 		c.mu.Unlock()
 		notify(c.room)
 		if len(batch) == 0 {
-			if done && c.parked() == 0 {
-				return
+			if done && c.s.parkedOf(c) == 0 {
+				// A parked admit is unparked and answered under the server's lock, so
+				// once none is left its answer is in the outbox already: look again.
+				c.mu.Lock()
+				empty := len(c.outbox) == 0
+				c.mu.Unlock()
+				if empty {
+					return
+				}
+				continue
 			}
 			<-c.signal
 			continue
@@ -164,19 +175,11 @@ func answerID(line []byte) proto.ID {
 	return r.ID
 }
 
-// parked counts this connection's admits that are still waiting.
-func (c *conn) parked() int {
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	n := 0
-	for _, ws := range c.s.waiters {
-		for _, w := range ws {
-			if w.c == c {
-				n++
-			}
-		}
-	}
-	return n
+// parkedOf counts c's admits that are still waiting.
+func (s *Server) parkedOf(c *conn) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return c.parked
 }
 
 func (c *conn) close() {
@@ -241,12 +244,15 @@ func (c *conn) handle(req *proto.Request) (quit bool) {
 			return false
 		}
 	}
+	// Every answer, a typed refusal of the core included (not_pending can rest on a
+	// decision still in flight to the disk), waits until what it read is durable.
 	after := s.lastLSN
 	s.mu.Unlock()
-	if err != nil {
-		return fail(err, false)
+	line := proto.AppendError(nil, req.ID, err)
+	if err == nil {
+		line = proto.AppendResult(nil, req.ID, result(req, cmd, rep))
 	}
-	c.push(answer{line: proto.AppendResult(nil, req.ID, result(req, cmd, rep)), after: after})
+	c.push(answer{line: line, after: after})
 	return false
 }
 

@@ -26,6 +26,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for r, ws := range s.waiters {
 		for _, w := range ws {
 			w.timer.Stop()
+			w.c.parked--
 			w.c.push(answer{line: proto.AppendError(nil, w.id, proto.ErrShuttingDown)})
 		}
 		delete(s.waiters, r)

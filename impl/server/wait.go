@@ -22,6 +22,7 @@ func (s *Server) parkLocked(c *conn, id proto.ID, cmd core.Command, wait time.Du
 	w := &waiter{c: c, id: id, cmd: cmd}
 	s.waiters[cmd.Run] = append(s.waiters[cmd.Run], w)
 	s.nWaiters++
+	c.parked++
 	w.timer = time.AfterFunc(wait, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -43,6 +44,7 @@ func (s *Server) unparkLocked(w *waiter) bool {
 				s.waiters[w.cmd.Run] = ws
 			}
 			s.nWaiters--
+			w.c.parked--
 			w.timer.Stop()
 			return true
 		}
@@ -59,7 +61,7 @@ func (s *Server) reaskLocked(w *waiter) {
 		err = rep.Err
 	}
 	if err != nil {
-		w.c.push(answer{line: proto.AppendError(nil, w.id, err)})
+		w.c.push(answer{line: proto.AppendError(nil, w.id, err), after: s.lastLSN})
 		return
 	}
 	a := rep.Admit
@@ -78,6 +80,7 @@ func (s *Server) wakeLocked(r core.RunID) {
 	s.nWaiters -= len(ws)
 	var still []*waiter
 	for _, w := range ws {
+		w.c.parked--
 		cmd := w.cmd
 		cmd.Now = s.now()
 		rep := s.gate.Step(cmd) // a held answer changes nothing; anything else is logged below
@@ -91,6 +94,9 @@ func (s *Server) wakeLocked(r core.RunID) {
 	if len(still) > 0 {
 		s.waiters[r] = append(still, s.waiters[r]...)
 		s.nWaiters += len(still)
+		for _, w := range still {
+			w.c.parked++
+		}
 	}
 }
 
@@ -110,7 +116,7 @@ func (s *Server) answerReplyLocked(w *waiter, cmd core.Command, rep core.Reply) 
 		return
 	}
 	if rep.Err != nil {
-		w.c.push(answer{line: proto.AppendError(nil, w.id, rep.Err)})
+		w.c.push(answer{line: proto.AppendError(nil, w.id, rep.Err), after: s.lastLSN})
 		return
 	}
 	a := rep.Admit
@@ -129,6 +135,7 @@ func (s *Server) dropWaitersLocked(c *conn) {
 			if w.c == c {
 				w.timer.Stop()
 				s.nWaiters--
+				c.parked--
 				continue
 			}
 			kept = append(kept, w)
