@@ -1,10 +1,12 @@
 // GatedRun: the integration pattern shared by every framework adapter. It
-// holds the agent's view of one gate run and offers the three hooks an agent
+// holds the agent's view of one gate run and offers the two hooks an agent
 // framework needs: plan (register a plan's approvals and effects with the gate
-// before any of its tools runs), effect (the commit point: admit, then run the
-// effect only if admitted, then complete) and stop (cancel or fence the run
-// when the framework cancels or times it out). No framework import: adapters
-// call these hooks from the framework's own extension points.
+// before any of its tools runs) and effect (the commit point: admit, then run
+// the effect only if admitted, then complete). The other wirings are one
+// client call each: the human decides with an approver's client, and the
+// operator cancels the gate run when the framework cancels and fences it when
+// the framework times out. No framework import: adapters call these hooks from
+// the framework's own extension points.
 import { AdmitAnswer } from "./index.mjs";
 
 /** approvalKey is the gate key of the approval that guards effect `key`. */

@@ -1,10 +1,3 @@
-// Package gatedrun is the integration pattern every Go framework adapter
-// shares: one agent run on the gate, with a plan hook (register a plan's
-// approvals and effects before any of its tools runs), a commit point (admit,
-// perform only if admitted, complete) and the operator's stop (cancel on a
-// framework cancel, fence on a framework timeout). It imports no framework;
-// adapters call it from the framework's own extension points. Copy it into
-// your project, or import it from this module.
 package gatedrun
 
 import (
