@@ -2,10 +2,12 @@
 //
 // Start launches the agent in new user, mount, PID, IPC, UTS and network namespaces.
 // The network namespace has only a loopback interface, and the only thing listening
-// on it is the gate's egress proxy: the gate creates that listener inside the
-// namespace (it enters the namespace on one locked thread, listens, and leaves), and
-// dials upstream from the host side once the gate has admitted the request
-// (impl/egress). The agent sees a read-only view of the host's root with the paths
+// on it is the gate's egress proxy: the sandbox init creates that listener inside the
+// namespace and hands the descriptor to the gate over a Unix socket; the gate accepts
+// on it and dials upstream from the host side once the request is admitted
+// (impl/egress). No step needs privileges outside the new user namespace, so the
+// sandbox also runs for an unprivileged user where user namespaces are allowed.
+// The agent sees a read-only view of the host's root with the paths
 // named in Config.Writable bound read-write, empty tmpfs mounts over the directories
 // where sockets live (/tmp, /run), a minimal /dev and a fresh /proc. It runs with no
 // capabilities, under a Landlock domain (LandlockABIMin or newer, or Start refuses)

@@ -19,9 +19,10 @@ const initArg0 = "soundgate:sandbox-init"
 
 // The file descriptors the gate hands to the sandbox init.
 const (
-	fdConfig = 3 // the initConfig, JSON, then end of file
-	fdLife   = 4 // one go-ahead byte, then end of file when the gate dies
-	fdStatus = 5 // "ok\n" once the agent runs, or "err MESSAGE\n"
+	fdConfig  = 3 // the initConfig, JSON, then end of file
+	fdLife    = 4 // one go-ahead byte, then end of file when the gate dies
+	fdStatus  = 5 // "ok\n" once the agent runs, or "err MESSAGE\n"
+	fdHandoff = 6 // a Unix socket: the proxy listener goes to the gate over it
 )
 
 // Exit statuses of the sandbox init itself (the agent's status otherwise).
@@ -58,7 +59,7 @@ func RunStageIfChild() {
 func sandboxInit() int {
 	status := os.NewFile(fdStatus, "status")
 	life := os.NewFile(fdLife, "life")
-	for _, fd := range []int{fdConfig, fdLife, fdStatus} {
+	for _, fd := range []int{fdConfig, fdLife, fdStatus, fdHandoff} {
 		unix.CloseOnExec(fd)
 	}
 	fail := func(err error) int {
@@ -73,6 +74,11 @@ func sandboxInit() int {
 	cf.Close()
 	if err := buildView(&c); err != nil {
 		return fail(err)
+	}
+	if !c.Disable.NetNS {
+		if err := handOffListener(c.ProxyPort); err != nil {
+			return fail(err)
+		}
 	}
 	// Wait for the gate: its proxy listener is ready once this byte arrives.
 	var b [1]byte
@@ -134,6 +140,56 @@ func sandboxInit() int {
 			return 128 + int(ws.Signal())
 		}
 	}
+}
+
+// handOffListener brings up the loopback of the sandbox's network namespace, listens
+// on 127.0.0.1:port there and sends the listener to the gate over fdHandoff: the gate
+// accepts on it, and dials upstream from the host's namespace. This process keeps no
+// copy: the agent never holds the proxy's listener.
+func handOffListener(port int) error {
+	if err := loopbackUp(); err != nil {
+		return fmt.Errorf("soundgate/sandbox: loopback: %w", err)
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("soundgate/sandbox: proxy listener: %w", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return fmt.Errorf("soundgate/sandbox: bind 127.0.0.1:%d: %w", port, err)
+	}
+	if err := unix.Listen(fd, listenBacklog); err != nil {
+		return fmt.Errorf("soundgate/sandbox: listen: %w", err)
+	}
+	if err := unix.Sendmsg(fdHandoff, []byte{1}, unix.UnixRights(fd), nil, 0); err != nil {
+		return fmt.Errorf("soundgate/sandbox: hand the listener to the gate: %w", err)
+	}
+	unix.Close(fdHandoff)
+	return nil
+}
+
+// listenBacklog is the proxy listener's backlog.
+const listenBacklog = 128
+
+// loopbackUp sets IFF_UP on "lo" in this process's network namespace.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("get lo flags: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("set lo up: %w", err)
+	}
+	return nil
 }
 
 // lookPath resolves name the way a shell would, with the agent's PATH.

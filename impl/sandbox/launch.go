@@ -77,6 +77,38 @@ func (s *Sandbox) Wait() (int, error) {
 	return s.code, s.err
 }
 
+// receiveListener receives the proxy listener the sandbox init created inside the
+// network namespace.
+func receiveListener(handoff *os.File) (net.Listener, error) {
+	fd := int(handoff.Fd())
+	tv := unix.NsecToTimeval(startTimeout.Nanoseconds())
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		return nil, err
+	}
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	if n != 1 || oobn == 0 {
+		return nil, errors.New("the sandbox init sent no listener")
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return nil, fmt.Errorf("bad control message: %v", err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		for _, f := range fds {
+			unix.Close(f)
+		}
+		return nil, fmt.Errorf("bad rights: %v", err)
+	}
+	f := os.NewFile(uintptr(fds[0]), "proxy-listener")
+	defer f.Close()
+	return net.FileListener(f)
+}
+
 // Start builds the sandbox and starts the agent in it. On error nothing is left
 // running. The process must have called RunStageIfChild at start-up.
 func Start(c Config) (*Sandbox, error) {
@@ -122,6 +154,14 @@ func Start(c Config) (*Sandbox, error) {
 		}
 	}
 	s.life = pipes[1][1]
+	// The handoff socket: the init sends the proxy listener over it.
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, wrap(ErrSetup, err, "socketpair: %v", err)
+	}
+	handoff, handoffChild := os.NewFile(uintptr(pair[0]), "handoff"), os.NewFile(uintptr(pair[1]), "handoff-child")
+	defer handoff.Close()
+	defer handoffChild.Close()
 	defer func() {
 		if !ok {
 			s.life.Close()
@@ -139,7 +179,7 @@ func Start(c Config) (*Sandbox, error) {
 		Stdin:      c.Stdin,
 		Stdout:     c.Stdout,
 		Stderr:     c.Stderr,
-		ExtraFiles: []*os.File{pipes[0][0], pipes[1][0], pipes[2][1]},
+		ExtraFiles: []*os.File{pipes[0][0], pipes[1][0], pipes[2][1], handoffChild},
 		SysProcAttr: &syscall.SysProcAttr{
 			Cloneflags:                 flags,
 			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
@@ -176,13 +216,18 @@ func Start(c Config) (*Sandbox, error) {
 	pipes[0][0].Close()
 	pipes[1][0].Close()
 	pipes[2][1].Close()
+	handoffChild.Close()
 	if _, err := pipes[0][1].Write(cfgBytes); err != nil {
 		return abort(wrap(ErrSetup, err, "hand over the configuration: %v", err))
 	}
 	pipes[0][1].Close()
 	if !c.Disable.NetNS {
-		l, err := listenInNetNS(cmd.Process.Pid, c.ProxyPort)
+		l, err := receiveListener(handoff)
 		if err != nil {
+			// The init says why in its status line, if it could.
+			if ok, msg := readStatus(pipes[2][0]); !ok && msg != "" {
+				err = errors.New(msg)
+			}
 			return abort(wrap(ErrSetup, err, "proxy listener in the sandbox: %v", err))
 		}
 		s.listener = l
@@ -209,72 +254,4 @@ func Start(c Config) (*Sandbox, error) {
 	}
 	ok = true
 	return s, nil
-}
-
-// listenInNetNS creates a TCP listener on 127.0.0.1:port inside the network namespace
-// of pid, after bringing its loopback up. It enters the namespace on one locked OS
-// thread and leaves it; a thread that cannot leave is never unlocked, so the Go
-// runtime retires it with the goroutine.
-func listenInNetNS(pid, port int) (net.Listener, error) {
-	target, err := os.Open(fmt.Sprintf("/proc/%d/ns/net", pid))
-	if err != nil {
-		return nil, err
-	}
-	defer target.Close()
-	type result struct {
-		l   net.Listener
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
-		if err != nil {
-			runtime.UnlockOSThread()
-			ch <- result{nil, err}
-			return
-		}
-		defer orig.Close()
-		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-			runtime.UnlockOSThread()
-			ch <- result{nil, fmt.Errorf("setns: %w", err)}
-			return
-		}
-		var r result
-		if r.err = loopbackUp(); r.err == nil {
-			r.l, r.err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		}
-		if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
-			if r.l != nil {
-				r.l.Close()
-			}
-			ch <- result{nil, fmt.Errorf("leave the namespace: %w", err)}
-			return // the thread stays locked and dies with this goroutine
-		}
-		runtime.UnlockOSThread()
-		ch <- r
-	}()
-	r := <-ch
-	return r.l, r.err
-}
-
-// loopbackUp sets IFF_UP on "lo" in the calling thread's network namespace.
-func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("get lo flags: %w", err)
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("set lo up: %w", err)
-	}
-	return nil
 }
