@@ -90,6 +90,7 @@ type Violation struct {
 	Trace []TraceStep
 }
 
+// Error names the violated property and prints the trace, one state a line.
 func (v *Violation) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "soundgate/model: %v after %d steps", v.Err, len(v.Trace)-1)
@@ -99,6 +100,7 @@ func (v *Violation) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the property's error.
 func (v *Violation) Unwrap() error { return v.Err }
 
 // Explore enumerates the states reachable from Init by breadth-first search.
