@@ -4,7 +4,7 @@
 # after each recovery that every acknowledged record is there, that replay is a
 # prefix of what was appended, and that compaction keeps the disk bounded. The
 # command prints its figures and ends with one summary line.
-WAL_CRASH_CYCLES ?= 2000
+WAL_CRASH_CYCLES ?= 10000
 WAL_CRASH_SEED   ?= 1
 
 VERIFY_TARGETS += verify-wal
