@@ -127,7 +127,7 @@ func enum(c *ctx, n node, k func()) {
 	case *callNode:
 		d := x.def
 		if c.enters(d.level) {
-			frame := make([]Value, d.frameSize)
+			frame, stack, sp := c.push(d.frameSize)
 			for i, a := range x.args {
 				frame[i] = a.eval(c)
 			}
@@ -145,6 +145,7 @@ func enum(c *ctx, n node, k func()) {
 				c.frame = inner
 			})
 			c.frame = saved
+			c.pop(frame, stack, sp)
 			if labelled {
 				c.labelDef, c.labelArgs = nil, nil
 			}

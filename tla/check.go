@@ -74,7 +74,7 @@ type explorer struct {
 	encOK     []bool
 	onEdge    func(from, to int, label string)
 	c         *ctx
-	labels    bool
+	ic        ctx // for invariants and constraints
 	generat   int64
 }
 
@@ -248,8 +248,13 @@ func (e *explorer) label() string {
 
 func (e *explorer) holds(d *opDef, st []Value) (ok bool, err error) {
 	defer catch(&err)
-	c := &ctx{cur: st, vars: e.s.vars, frame: make([]Value, d.frameSize)}
-	return asBool(d.body.eval(c), d.pos, d.name), nil
+	c := &e.ic
+	c.cur, c.next, c.vars = st, nil, e.s.vars
+	frame, stack, sp := c.push(d.frameSize)
+	c.frame = frame
+	ok = asBool(d.body.eval(c), d.pos, d.name)
+	c.pop(frame, stack, sp)
+	return ok, nil
 }
 
 func (e *explorer) violated(st []Value) (string, error) {

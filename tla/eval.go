@@ -17,6 +17,9 @@ type ctx struct {
 	next  []Value // next state; nil entries are unassigned
 	frame []Value
 	vars  []string
+	stack []Value // frames are carved from here (push/pop)
+	sp    int
+	spare []Value // a chunk left by pop, reused by push
 
 	// successor generation
 	labelDef  *opDef
@@ -221,7 +224,7 @@ func (n *callNode) eval(c *ctx) Value {
 			return d.cached
 		}
 	}
-	frame := make([]Value, d.frameSize)
+	frame, stack, sp := c.push(d.frameSize)
 	for i, a := range n.args {
 		frame[i] = a.eval(c)
 	}
@@ -229,6 +232,7 @@ func (n *callNode) eval(c *ctx) Value {
 	c.frame = frame
 	v := d.body.eval(c)
 	c.frame = saved
+	c.pop(frame, stack, sp)
 	if d.nparams == 0 && d.level == levelConst {
 		d.cached = v
 	}
@@ -236,11 +240,11 @@ func (n *callNode) eval(c *ctx) Value {
 }
 
 func (n *letCallNode) eval(c *ctx) Value {
-	vals := make([]Value, len(n.args))
+	tmp, stack, sp := c.push(2 * len(n.args))
+	vals, saved := tmp[:len(n.args)], tmp[len(n.args):]
 	for i, a := range n.args {
 		vals[i] = a.eval(c)
 	}
-	saved := make([]Value, len(vals))
 	for i, s := range n.op.params {
 		saved[i] = c.frame[s]
 		c.frame[s] = vals[i]
@@ -249,7 +253,36 @@ func (n *letCallNode) eval(c *ctx) Value {
 	for i, s := range n.op.params {
 		c.frame[s] = saved[i]
 	}
+	c.pop(tmp, stack, sp)
 	return v
+}
+
+// frameChunk is the number of values in one chunk of the frame stack.
+const frameChunk = 4096
+
+// push takes a zeroed frame of n values from the frame stack; frames are released
+// in LIFO order by pop with the returned stack and sp.
+func (c *ctx) push(n int) (frame, stack []Value, sp int) {
+	stack, sp = c.stack, c.sp
+	if c.sp+n > len(c.stack) {
+		if len(c.spare) >= n {
+			c.stack, c.spare = c.spare, nil
+		} else {
+			c.stack = make([]Value, max(frameChunk, n))
+		}
+		c.sp = 0
+	}
+	frame = c.stack[c.sp : c.sp+n : c.sp+n]
+	c.sp += n
+	return frame, stack, sp
+}
+
+func (c *ctx) pop(frame, stack []Value, sp int) {
+	clear(frame)
+	if len(c.stack) > 0 && (len(stack) == 0 || &stack[0] != &c.stack[0]) {
+		c.spare = c.stack // leaving a chunk: keep it for the next push
+	}
+	c.stack, c.sp = stack, sp
 }
 
 func asBool(v Value, p Pos, what string) bool {
