@@ -1,0 +1,8 @@
+//go:build !unix
+
+package tla
+
+import "time"
+
+// cpuTime is unavailable here; benchmarks then report wall-clock rates only.
+func cpuTime() time.Duration { return 0 }
