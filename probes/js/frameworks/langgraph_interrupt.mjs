@@ -58,12 +58,18 @@ function build(env, { parallel, prepareFirst = false, stopOnReject = false }) {
 
 // approvalRun invokes the graph, and while it reports interrupts, records the
 // pause, takes the decision and resumes.
-async function approvalRun(env, graph, decision) {
+async function approvalRun(env, graph, decision, { replay = false } = {}) {
   const cfg = { configurable: { thread_id: "t1" } };
   let res = await graph.invoke({ out: [] }, cfg);
   for (let round = 0; res.__interrupt__?.length && round < 8; round++) {
+    const saved = (await graph.getState(cfg)).config.configurable.checkpoint_id;
     await env.paused(PLAN, res.__interrupt__.map((i) => i.value), async (d) => {
       res = await graph.invoke(new Command({ resume: d }), cfg);
+      if (replay) {
+        // a second worker resumes from the checkpoint it saw at the pause
+        env.note("replay: resuming again from the checkpoint of the pause");
+        await graph.invoke(new Command({ resume: d }), { configurable: { thread_id: "t1", checkpoint_id: saved } });
+      }
     }, decision);
   }
 }
@@ -110,6 +116,7 @@ export const probes = [
   { property: "B2", case: "probe", about: "gated node interrupts while a sibling node runs in the same superstep; reject", run: (env) => approvalRun(env, build(env, { parallel: true }), "reject") },
   { property: "B2", case: "control", about: "same nodes in sequence, conditional edge ends the run on reject", run: (env) => approvalRun(env, build(env, { parallel: false, stopOnReject: true }), "reject") },
   { property: "B3", case: "probe", about: "gated node commits 'prepare' before interrupt(); resume re-executes the node", run: (env) => approvalRun(env, build(env, { parallel: true, prepareFirst: true }), "approve") },
+  { property: "B3", case: "replay-after-crash", about: "parallel nodes; approve; the run is resumed again from the checkpoint taken at the pause", run: (env) => approvalRun(env, build(env, { parallel: true }), "approve", { replay: true }) },
   { property: "B3", case: "control", about: "no effect before interrupt(); resume after approval", run: (env) => approvalRun(env, build(env, { parallel: false }), "approve") },
   { property: "B4", case: "cancel/cooperative", about: "AbortSignal aborted while the node body runs; body observes config.signal", run: (env) => stopRun(env, "cancel", "cooperative") },
   { property: "B4", case: "cancel/uncooperative", about: "AbortSignal aborted while the node body runs; body ignores it", run: (env) => stopRun(env, "cancel", "uncooperative") },

@@ -47,7 +47,7 @@ function build(env, { parallel, prepareFirst = false }) {
   return { wf, start, humanRequest, humanResponse, stop };
 }
 
-async function approvalRun(env, w, decision) {
+async function approvalRun(env, w, decision, { replay = false } = {}) {
   const ctx = w.wf.createContext();
   ctx.sendEvent(w.start.with());
   let ask = null;
@@ -56,14 +56,15 @@ async function approvalRun(env, w, decision) {
   }
   const snap = await ctx.snapshot();
   await env.paused(PLAN, [ask], async (d) => {
-    const resumed = w.wf.resume(snap);
-    resumed.sendEvent(w.humanResponse.with({ decision: d }));
-    let stops = 0;
-    const want = d === "approve" ? 1 : 1;
-    for await (const ev of resumed.stream) {
-      if (w.stop.include(ev) && ++stops >= want) break;
+    for (let attempt = 0; attempt < (replay ? 2 : 1); attempt++) {
+      if (attempt > 0) env.note("crash before a new snapshot was saved; resuming the saved snapshot again");
+      const resumed = w.wf.resume(snap);
+      resumed.sendEvent(w.humanResponse.with({ decision: d }));
+      for await (const ev of resumed.stream) {
+        if (w.stop.include(ev)) break;
+      }
+      await sleep(50); // let in-flight handlers of the resumed run finish
     }
-    await sleep(50); // let in-flight handlers of the resumed run finish
   }, decision);
 }
 
@@ -103,6 +104,7 @@ export const probes = [
   { property: "B2", case: "probe", about: "fan-out delete + send_email; reject", run: (env) => approvalRun(env, build(env, { parallel: true }), "reject") },
   { property: "B2", case: "control", about: "sequential; reject", run: (env) => approvalRun(env, build(env, { parallel: false }), "reject") },
   { property: "B3", case: "probe", about: "delete commits 'prepare' before the human request; approve; resume from the snapshot", run: (env) => approvalRun(env, build(env, { parallel: true, prepareFirst: true }), "approve") },
+  { property: "B3", case: "replay-after-crash", about: "fan-out; approve; the process crashes before a new snapshot is saved and the saved snapshot is resumed again", run: (env) => approvalRun(env, build(env, { parallel: true }), "approve", { replay: true }) },
   { property: "B3", case: "control", about: "sequential; approve; resume from the snapshot", run: (env) => approvalRun(env, build(env, { parallel: false }), "approve") },
   { property: "B4", case: "cancel/cooperative", about: "a handler throws (aborts the run) while the body runs; body observes its context.signal", run: (env) => stopRun(env, "cooperative") },
   { property: "B4", case: "cancel/uncooperative", about: "a handler throws (aborts the run) while the body runs; body ignores signals", run: (env) => stopRun(env, "uncooperative") },

@@ -74,7 +74,7 @@ function agentFor(env, script, { body = "none", timeoutMs } = {}) {
   return new Agent({ name: "probe", instructions: "scripted", model: scriptedModel(env, script), tools: [del, send] });
 }
 
-async function approvalRun(env, agent, decision) {
+async function approvalRun(env, agent, decision, { replay = false } = {}) {
   let res = await run(agent, "clean up and tell ops");
   for (let round = 0; res.interruptions?.length && round < 8; round++) {
     const asks = res.interruptions.map((i) => i.rawItem?.name);
@@ -84,6 +84,13 @@ async function approvalRun(env, agent, decision) {
       const state = await RunState.fromString(agent, saved);
       for (const i of state.getInterruptions()) d === "approve" ? state.approve(i) : state.reject(i);
       res = await run(agent, state);
+      if (replay) {
+        // the worker crashed before it saved the new state: the saved state is resumed again
+        env.note("crash before the new state was saved; resuming the saved state again");
+        const again = await RunState.fromString(agent, saved);
+        for (const i of again.getInterruptions()) d === "approve" ? again.approve(i) : again.reject(i);
+        res = await run(agent, again);
+      }
     }, decision);
   }
 }
@@ -120,6 +127,7 @@ export const probes = [
   { property: "B2", case: "probe", about: "parallel delete_file + send_email; reject", run: (env) => approvalRun(env, agentFor(env, parallel), "reject") },
   { property: "B2", case: "control", about: "delete_file alone; reject (the scripted model stops)", run: (env) => approvalRun(env, agentFor(env, sequential), "reject") },
   { property: "B3", case: "probe", about: "parallel calls; approve; resume from the serialized RunState", run: (env) => approvalRun(env, agentFor(env, parallel), "approve") },
+  { property: "B3", case: "replay-after-crash", about: "parallel calls; approve; the worker crashes before saving the new state and the saved RunState is resumed again", run: (env) => approvalRun(env, agentFor(env, parallel), "approve", { replay: true }) },
   { property: "B3", case: "control", about: "sequential turns; approve; resume from the serialized RunState", run: (env) => approvalRun(env, agentFor(env, sequential), "approve") },
   { property: "B4", case: "cancel/cooperative", about: "run signal aborted while the tool body runs; body observes details.signal", run: (env) => stopRun(env, "cancel", "cooperative") },
   { property: "B4", case: "cancel/uncooperative", about: "run signal aborted while the tool body runs; body ignores it", run: (env) => stopRun(env, "cancel", "uncooperative") },

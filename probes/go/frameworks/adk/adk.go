@@ -169,7 +169,7 @@ func turns(parallel bool) [][]*genai.FunctionCall {
 	return [][]*genai.FunctionCall{{del}, {send}}
 }
 
-func approvalRun(parallel bool, decision string) func(context.Context, harness.Env) error {
+func approvalRun(parallel bool, decision string, replay bool) func(context.Context, harness.Env) error {
 	return func(ctx context.Context, env harness.Env) error {
 		r, sid, err := newRunner(ctx, env, turns(parallel), "")
 		if err != nil {
@@ -194,6 +194,11 @@ func approvalRun(parallel bool, decision string) func(context.Context, harness.E
 				}
 				var e error
 				asks, e = turn(ctx, env, r, sid, &genai.Content{Role: genai.RoleUser, Parts: parts})
+				if e == nil && replay {
+					// the client did not hear the answer and sends the confirmation again
+					env.Note("the confirmation response is delivered a second time (a client retry)")
+					_, e = turn(ctx, env, r, sid, &genai.Content{Role: genai.RoleUser, Parts: parts})
+				}
 				return e
 			})
 		}
@@ -221,12 +226,13 @@ func Confirmation() harness.Framework {
 		Name: "Google ADK for Go", Module: "google.golang.org/adk", ID: "adk_confirmation",
 		Primitive: "tool confirmation (RequireConfirmation) with parallel function calls",
 		Probes: []harness.Probe{
-			{Property: "B1", Case: "probe", About: "one model turn calls delete_file (RequireConfirmation) and send_email in parallel; approve", Run: approvalRun(true, "approve")},
-			{Property: "B1", Case: "control", About: "delete_file in one turn, send_email in the next; approve", Run: approvalRun(false, "approve")},
-			{Property: "B2", Case: "probe", About: "parallel calls; reject", Run: approvalRun(true, "reject")},
-			{Property: "B2", Case: "control", About: "delete_file alone; reject (the scripted model stops)", Run: approvalRun(false, "reject")},
-			{Property: "B3", Case: "probe", About: "parallel calls; approve; the confirmation response resumes the call", Run: approvalRun(true, "approve")},
-			{Property: "B3", Case: "control", About: "sequential turns; approve", Run: approvalRun(false, "approve")},
+			{Property: "B1", Case: "probe", About: "one model turn calls delete_file (RequireConfirmation) and send_email in parallel; approve", Run: approvalRun(true, "approve", false)},
+			{Property: "B1", Case: "control", About: "delete_file in one turn, send_email in the next; approve", Run: approvalRun(false, "approve", false)},
+			{Property: "B2", Case: "probe", About: "parallel calls; reject", Run: approvalRun(true, "reject", false)},
+			{Property: "B2", Case: "control", About: "delete_file alone; reject (the scripted model stops)", Run: approvalRun(false, "reject", false)},
+			{Property: "B3", Case: "probe", About: "parallel calls; approve; the confirmation response resumes the call", Run: approvalRun(true, "approve", false)},
+			{Property: "B3", Case: "replay-after-crash", About: "parallel calls; approve; the confirmation response is delivered a second time (a client retry after a lost answer)", Run: approvalRun(true, "approve", true)},
+			{Property: "B3", Case: "control", About: "sequential turns; approve", Run: approvalRun(false, "approve", false)},
 			{Property: "B4", Case: "cancel/cooperative", About: "run context cancelled while the tool body runs; body observes ctx", Run: stopRun("cancel", "cooperative", false)},
 			{Property: "B4", Case: "cancel/uncooperative", About: "run context cancelled while the tool body runs; body ignores ctx", Run: stopRun("cancel", "uncooperative", false)},
 			{Property: "B4", Case: "timeout/cooperative", About: "run context deadline passes while the tool body runs; body observes ctx", Run: stopRun("timeout", "cooperative", false)},

@@ -53,9 +53,10 @@ type graphOpts struct {
 	parallel     bool
 	prepareFirst bool
 	stopOnReject bool
+	replay       bool // resume a second time from the checkpoint saved at the pause
 }
 
-func buildGraph(ctx context.Context, env harness.Env, o graphOpts) (compose.Runnable[map[string]any, map[string]any], error) {
+func buildGraph(ctx context.Context, env harness.Env, o graphOpts, store *memStore) (compose.Runnable[map[string]any, map[string]any], error) {
 	g := compose.NewGraph[map[string]any, map[string]any]()
 	gated := compose.InvokableLambda(func(ctx context.Context, in map[string]any) (map[string]any, error) {
 		if o.prepareFirst {
@@ -109,7 +110,7 @@ func buildGraph(ctx context.Context, env harness.Env, o graphOpts) (compose.Runn
 			return nil, err
 		}
 	}
-	return g.Compile(ctx, compose.WithCheckPointStore(&memStore{m: map[string][]byte{}}))
+	return g.Compile(ctx, compose.WithCheckPointStore(store))
 }
 
 // resumeLoop invokes run, and while it ends in an interrupt, records the
@@ -141,12 +142,26 @@ func resumeLoop(ctx context.Context, env harness.Env, decision string, invoke fu
 
 func graphRun(o graphOpts, decision string) func(context.Context, harness.Env) error {
 	return func(ctx context.Context, env harness.Env) error {
-		r, err := buildGraph(ctx, env, o)
+		store := &memStore{m: map[string][]byte{}}
+		r, err := buildGraph(ctx, env, o, store)
 		if err != nil {
 			return err
 		}
+		var saved []byte
+		calls := 0
 		return resumeLoop(ctx, env, decision, func(ctx context.Context) error {
+			calls++
+			if calls == 2 { // the first resume: keep the checkpoint of the pause
+				saved, _, _ = store.Get(ctx, "t1")
+			}
 			_, err := r.Invoke(ctx, map[string]any{}, compose.WithCheckPointID("t1"))
+			if err == nil && o.replay && calls == 2 && saved != nil {
+				// the worker crashed before its new checkpoint was durable: the
+				// checkpoint saved at the pause is resumed again
+				env.Note("crash before the new checkpoint was saved; resuming the saved checkpoint again")
+				_ = store.Set(ctx, "t1", saved)
+				_, err = r.Invoke(ctx, map[string]any{}, compose.WithCheckPointID("t1"))
+			}
 			return err
 		})
 	}
@@ -312,6 +327,7 @@ func Graph() harness.Framework {
 			{Property: "B2", Case: "probe", About: "parallel nodes; reject", Run: graphRun(graphOpts{parallel: true}, "reject")},
 			{Property: "B2", Case: "control", About: "same nodes in sequence, the sibling skips on reject", Run: graphRun(graphOpts{stopOnReject: true}, "reject")},
 			{Property: "B3", Case: "probe", About: "gated node commits 'prepare' before interrupting; resume from the checkpoint", Run: graphRun(graphOpts{parallel: true, prepareFirst: true}, "approve")},
+			{Property: "B3", Case: "replay-after-crash", About: "parallel nodes; approve; the checkpoint saved at the pause is resumed a second time (a crash before the new one was saved)", Run: graphRun(graphOpts{parallel: true, replay: true}, "approve")},
 			{Property: "B3", Case: "control", About: "no effect before the interrupt; resume from the checkpoint", Run: graphRun(graphOpts{}, "approve")},
 			{Property: "B4", Case: "cancel/cooperative", About: "context cancelled while the node body runs; body observes ctx", Run: stopRun("cancel", "cooperative", false)},
 			{Property: "B4", Case: "cancel/uncooperative", About: "context cancelled while the node body runs; body ignores ctx", Run: stopRun("cancel", "uncooperative", false)},

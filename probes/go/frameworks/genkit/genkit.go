@@ -142,7 +142,7 @@ func (s *setup) generate(ctx context.Context, opts ...ai.GenerateOption) (*ai.Mo
 	return genkit.Generate(ctx, instance(), append(base, opts...)...)
 }
 
-func approvalRun(turns [][]string, decision string) func(context.Context, harness.Env) error {
+func approvalRun(turns [][]string, decision string, replay bool) func(context.Context, harness.Env) error {
 	return func(ctx context.Context, env harness.Env) error {
 		s := newSetup(env, turns, "")
 		res, err := s.generate(ctx, ai.WithPrompt("clean up and tell ops"))
@@ -170,6 +170,12 @@ func approvalRun(turns [][]string, decision string) func(context.Context, harnes
 				}
 				var e error
 				res, e = s.generate(ctx, ai.WithMessages(prev.History()...), o)
+				if e == nil && replay {
+					// the worker crashed before it saved the new history: the
+					// saved history and the same restart are sent again
+					env.Note("crash before the new history was saved; resuming the saved history again")
+					_, e = s.generate(ctx, ai.WithMessages(prev.History()...), o)
+				}
 				return e
 			})
 		}
@@ -195,12 +201,13 @@ func Interrupts() harness.Framework {
 		Name: "Genkit for Go", Module: "github.com/firebase/genkit/go", ID: "genkit_interrupts",
 		Primitive: "tool interrupts (ToolContext.Interrupt) with parallel tool requests",
 		Probes: []harness.Probe{
-			{Property: "B1", Case: "probe", About: "one model turn requests delete_file (interrupts) and send_email in parallel; approve (restart)", Run: approvalRun(parallel, "approve")},
-			{Property: "B1", Case: "control", About: "delete_file in one turn, send_email in the next; approve", Run: approvalRun(sequential, "approve")},
-			{Property: "B2", Case: "probe", About: "parallel requests; reject (respond with a rejection)", Run: approvalRun(parallel, "reject")},
-			{Property: "B2", Case: "control", About: "delete_file alone; reject (the scripted model stops)", Run: approvalRun(sequential, "reject")},
-			{Property: "B3", Case: "probe", About: "parallel requests; approve; resume with the history and a restart", Run: approvalRun(parallel, "approve")},
-			{Property: "B3", Case: "control", About: "sequential turns; approve", Run: approvalRun(sequential, "approve")},
+			{Property: "B1", Case: "probe", About: "one model turn requests delete_file (interrupts) and send_email in parallel; approve (restart)", Run: approvalRun(parallel, "approve", false)},
+			{Property: "B1", Case: "control", About: "delete_file in one turn, send_email in the next; approve", Run: approvalRun(sequential, "approve", false)},
+			{Property: "B2", Case: "probe", About: "parallel requests; reject (respond with a rejection)", Run: approvalRun(parallel, "reject", false)},
+			{Property: "B2", Case: "control", About: "delete_file alone; reject (the scripted model stops)", Run: approvalRun(sequential, "reject", false)},
+			{Property: "B3", Case: "probe", About: "parallel requests; approve; resume with the history and a restart", Run: approvalRun(parallel, "approve", false)},
+			{Property: "B3", Case: "replay-after-crash", About: "parallel requests; approve; the saved history and the restart are sent a second time (a crash before the new history was saved)", Run: approvalRun(parallel, "approve", true)},
+			{Property: "B3", Case: "control", About: "sequential turns; approve", Run: approvalRun(sequential, "approve", false)},
 			{Property: "B4", Case: "cancel/cooperative", About: "generate context cancelled while the tool body runs; body observes ctx", Run: stopRun("cancel", "cooperative", false)},
 			{Property: "B4", Case: "cancel/uncooperative", About: "generate context cancelled while the tool body runs; body ignores ctx", Run: stopRun("cancel", "uncooperative", false)},
 			{Property: "B4", Case: "timeout/cooperative", About: "generate context deadline passes while the tool body runs; body observes ctx", Run: stopRun("timeout", "cooperative", false)},
