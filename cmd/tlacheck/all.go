@@ -148,7 +148,7 @@ func runAll(dir string, quick bool, progress time.Duration, stdout io.Writer) in
 	if failed > 0 {
 		verdict = fmt.Sprintf("%d FAILED", failed)
 	}
-	fmt.Fprintf(stdout, "tla %s (generated/distinct/depth): %s; %s; %s\n", what, strings.Join(parts, ", "), tlcNote, verdict)
+	fmt.Fprintf(stdout, "tla %s (generated/distinct/depth): %s; %s; %s\n", filepath.Join(dir, what), strings.Join(parts, ", "), tlcNote, verdict)
 	if failed > 0 {
 		return exitSafety
 	}
