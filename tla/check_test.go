@@ -130,6 +130,8 @@ func TestUnsupportedConstructsAreRejected(t *testing.T) {
 		{"TemporalExists", "Default", "7:8", "temporal quantifier \\EE"},
 		{"UnboundedChoose", "Default", "7:16", "unbounded"},
 		{"UnboundedForall", "Default", "7:11", "unbounded"},
+		{"RealDivision", "Default", "7:10", "real division"},
+		{"NumberBase", "Default", "7:8", "\\h1F"},
 		{"Enabled", "Property", "3:1", "PROPERTY"},
 		{"Enabled", "ActionConstraint", "3:1", "ACTION_CONSTRAINT"},
 		{"Enabled", "View", "4:1", "VIEW"},

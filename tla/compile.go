@@ -449,6 +449,8 @@ func (c *compiler) op(e *eOp, sc *scope) (node, int) {
 		c.fail(ErrUnsupported, e.p, "temporal operator %s is only accepted in the SPECIFICATION formula (Init /\\ [][Next]_vars)", e.op)
 	case "ENABLED":
 		c.fail(ErrUnsupported, e.p, "ENABLED is not supported")
+	case "/":
+		c.fail(ErrUnsupported, e.p, "real division / is not supported (Reals); use \\div")
 	}
 	args, lvl := c.exprs(e.args, sc)
 	if m := opModule[e.op]; m != "" {

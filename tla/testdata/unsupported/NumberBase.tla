@@ -1,0 +1,8 @@
+---- MODULE NumberBase ----
+\* Uses an unsupported construct; tlacheck must reject it with its name and position.
+EXTENDS Naturals
+VARIABLE x
+Init == x = 0
+Next == x' = x
+Inv == \h1F > x
+====

@@ -1,0 +1,8 @@
+---- MODULE RealDivision ----
+\* Uses an unsupported construct; tlacheck must reject it with its name and position.
+EXTENDS Naturals
+VARIABLE x
+Init == x = 0
+Next == x' = x
+Inv == x / 2 = 0
+====
