@@ -93,8 +93,8 @@ md += `| framework | version | primitive | B1 | B2 | B3 | B4 | B1 mediated | B2 
 for (const r of table) {
   md += `| ${r.framework} | ${r.package}@${r.version} | ${r.primitive} | ${props.map((b) => short(r.cells.unmodified[b])).join(" | ")} | ${props.map((b) => short(r.cells.mediated[b])).join(" | ")} | ${r.controlsClean ? "yes" : "NO"} |\n`;
 }
-md += `\n## B4 sub-cases (unmodified)\n\n| framework | primitive | B4 detail |\n|---|---|---|\n`;
-for (const r of table) md += `| ${r.framework} | ${r.primitive} | ${r.cells.unmodified.B4.detail} |\n`;
+md += `\n## Sub-cases (unmodified)\n\nB3: \`probe\` resumes once after the approval; \`replay-after-crash\` resumes the state saved at the pause a second time, as a worker does after a crash before its new state was saved (or, for ADK, a client that retries the confirmation). B4: cancel or timeout, with a tool body that observes the framework's signal or context (cooperative) or ignores it (uncooperative).\n\n| framework | primitive | B3 detail | B4 detail |\n|---|---|---|---|\n`;
+for (const r of table) md += `| ${r.framework} | ${r.primitive} | ${r.cells.unmodified.B3.detail || "probe: " + r.cells.unmodified.B3.verdict} | ${r.cells.unmodified.B4.detail} |\n`;
 md += `\n## Every probe, every repetition\n\n| probe | variant | verdicts | stable | why (run 1) |\n|---|---|---|---|---|\n`;
 for (const p of probeRows) md += `| ${p.id} | ${p.variant} | ${p.verdicts.join(" ")} | ${p.stable ? "yes" : "NO"} | ${p.reason.replace(/\|/g, "/").split("\n")[0]} |\n`;
 if (install) {
@@ -108,6 +108,6 @@ writeFileSync(join(outDir, "results.json"), JSON.stringify({ repetitions: reps, 
 
 const count = (v, variant) => probeRows.filter((p) => p.variant === variant && p.case !== "control" && p.verdicts[0] === v).length;
 for (const p of problems) console.error(`probes table: ${p}`);
-console.log(md.split("\n## B4")[0]);
+console.log(md.split("\n## Every probe")[0]);
 console.log(`probes: ${table.length} primitives, ${results.length} runs (${reps}x), unmodified ${count("VIOLATION", "unmodified")} VIOLATION / ${count("CLEAN", "unmodified")} CLEAN, mediated ${count("VIOLATION", "mediated")} VIOLATION / ${count("CLEAN", "mediated")} CLEAN, ${count("UNAVAILABLE", "unmodified") + count("UNAVAILABLE", "mediated")} n/a, ${problems.length} problem(s), ${problems.length ? "FAILED" : "ok"}`);
 process.exit(problems.length ? 1 : 0);
