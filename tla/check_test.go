@@ -272,3 +272,26 @@ func TestTestdataHasNoStrayFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestBoundNamesVaryFirstFastestAsTLC(t *testing.T) {
+	// TLC's order of successors (and so its figures at a violation): in
+	// \E x \in S, y \in T the first name varies fastest.
+	mod := "---- MODULE O ----\nEXTENDS Naturals\nVARIABLE v\nInit == v = <<0, \"\">>\n" +
+		"Set(x, y) == v' = <<x, y>>\nNext == v = <<0, \"\">> /\\ \\E x \\in 1..2, y \\in {\"a\", \"b\"} : Set(x, y)\n====\n"
+	s, err := LoadSource(mod, "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.Graph(GraphOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range g.Edges {
+		got = append(got, e.Label())
+	}
+	want := []string{`Set(1, "a")`, `Set(2, "a")`, `Set(1, "b")`, `Set(2, "b")`}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("successor order %v, want %v", got, want)
+	}
+}

@@ -573,38 +573,81 @@ func member(x, s Value, p Pos) (res bool) {
 	return memberOf(x, s)
 }
 
-// forBinds iterates the bindings; fn returns false to stop. It returns false when stopped.
+// forBinds iterates the bindings; fn returns false to stop. It returns false when
+// stopped. As in TLC, the first bound name varies fastest: \E x \in S, y \in T
+// takes <<x1, y1>>, <<x2, y1>>, ... (which fixes the order of successors, and so
+// TLC's figures at a violation).
 func forBinds(c *ctx, bs []cbind, fn func() bool) bool {
-	if len(bs) == 0 {
-		return fn()
-	}
-	b := bs[0]
-	set := asSet(b.set.eval(c), b.p, "the set of a bound variable")
-	return forElems(c, b, set.elems, 0, func() bool { return forBinds(c, bs[1:], fn) })
-}
-
-// forElems binds the names of b (x, y \in S binds each name to S in turn).
-func forElems(c *ctx, b cbind, elems []Value, k int, fn func() bool) bool {
-	if k == len(b.slots) || (b.tuple && k > 0) {
-		return fn()
-	}
-	for _, e := range elems {
-		if b.tuple {
-			f, ok := e.(*funcV)
-			if !ok || len(f.vals) != len(b.slots) || (len(f.keys) > 0 && !isTupleKeysFast(f.keys)) {
-				throw(b.p, "cannot bind <<...>> to %s", shortString(e))
+	if len(bs) == 1 && (len(bs[0].slots) == 1 || bs[0].tuple) {
+		b := bs[0]
+		set := asSet(b.set.eval(c), b.p, "the set of a bound variable")
+		for _, e := range set.elems {
+			bindOne(c, b, e)
+			if !fn() {
+				return false
 			}
-			for i, s := range b.slots {
-				c.frame[s] = f.vals[i]
-			}
-		} else {
-			c.frame[b.slots[k]] = e
 		}
-		if !forElems(c, b, elems, k+1, fn) {
+		return true
+	}
+	// One position per name (or per <<...>> pattern), each with its elements.
+	type position struct {
+		b     cbind
+		slot  int // for a single name
+		elems []Value
+	}
+	var pos []position
+	for _, b := range bs {
+		set := asSet(b.set.eval(c), b.p, "the set of a bound variable")
+		if len(set.elems) == 0 {
+			return true
+		}
+		if b.tuple {
+			pos = append(pos, position{b: b, slot: -1, elems: set.elems})
+			continue
+		}
+		for _, s := range b.slots {
+			pos = append(pos, position{b: b, slot: s, elems: set.elems})
+		}
+	}
+	idx := make([]int, len(pos))
+	for {
+		for i, p := range pos {
+			if p.slot >= 0 {
+				c.frame[p.slot] = p.elems[idx[i]]
+			} else {
+				bindOne(c, p.b, p.elems[idx[i]])
+			}
+		}
+		if !fn() {
 			return false
 		}
+		i := 0
+		for ; i < len(idx); i++ {
+			idx[i]++
+			if idx[i] < len(pos[i].elems) {
+				break
+			}
+			idx[i] = 0
+		}
+		if i == len(idx) {
+			return true
+		}
 	}
-	return true
+}
+
+// bindOne binds the single name of b, or its <<...>> pattern, to e.
+func bindOne(c *ctx, b cbind, e Value) {
+	if !b.tuple {
+		c.frame[b.slots[0]] = e
+		return
+	}
+	f, ok := e.(*funcV)
+	if !ok || len(f.vals) != len(b.slots) || (len(f.keys) > 0 && !isTupleKeysFast(f.keys)) {
+		throw(b.p, "cannot bind <<...>> to %s", shortString(e))
+	}
+	for i, s := range b.slots {
+		c.frame[s] = f.vals[i]
+	}
 }
 
 func (n *quantNode) eval(c *ctx) Value {
