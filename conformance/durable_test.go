@@ -190,10 +190,7 @@ func TestDurableCatchesEarlyAck(t *testing.T) {
 // runDurable runs the durable mode; it reports whether the property held, and the
 // smallest divergence otherwise.
 func runDurable(t *testing.T, ops int64, ackEarly bool) (bool, *Divergence) {
-	s := *seed
-	if s == 0 {
-		s = rand.Int64()
-	}
+	s := defaultSeed()
 	t.Logf("seed %d (%s)", s, Describe(s, t.Name()))
 	stats := NewStats()
 	var crashes atomic.Int64

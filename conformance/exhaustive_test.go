@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/model"
@@ -15,6 +16,20 @@ var (
 	opsFlag = flag.Int64("conformance.ops", 0, "operations for the randomized modes (0: the mode's default)")
 	seed    = flag.Int64("conformance.seed", 0, "seed of the randomized modes (0: from the clock, printed)")
 )
+
+// quickSeed is the seed of the quick randomized modes, so that `make test` is
+// reproducible; the deep modes of `make verify` draw a new seed each run (printed).
+const quickSeed = 20261130
+
+func defaultSeed() int64 {
+	switch {
+	case *seed != 0:
+		return *seed
+	case *deep:
+		return time.Now().UnixNano()
+	}
+	return quickSeed
+}
 
 // total collects the counts of every mode, for the summary line TestMain prints.
 var total = NewStats()

@@ -103,11 +103,21 @@ func genOp(c model.Config, st *traceState, stats *Stats, mu *sync.Mutex) gopter.
 	})
 	decide := gopter.CombineGens(runG, keyG, gen.IntRange(0, 2)).Map(func(v []any) commands.Command {
 		r, k, d := v[0].(int), v[1].(int), v[2].(int)
-		for j := range c.Keys { // prefer a pending key
-			if st.s.Runs[r].Pending[(k+j)%len(c.Keys)] {
-				k = (k + j) % len(c.Keys)
+		// Prefer a pending key; else one already decided, so that repeated decisions
+		// (a retry after a lost answer) are common too.
+		pick := -1
+		for j := range c.Keys {
+			kk := (k + j) % len(c.Keys)
+			if st.s.Runs[r].Pending[kk] {
+				pick = kk
 				break
 			}
+			if e := st.s.Runs[r].Effects[kk]; pick < 0 && (e.Approved || e.Status == model.EffRejected) {
+				pick = kk
+			}
+		}
+		if pick >= 0 {
+			k = pick
 		}
 		dec := model.Approve
 		if d == 0 {
@@ -116,20 +126,35 @@ func genOp(c model.Config, st *traceState, stats *Stats, mu *sync.Mutex) gopter.
 		return mk(model.Op{Action: model.ActDecide, Run: c.Runs[r], Key: c.Keys[k], Decision: dec})
 	})
 	complete := gopter.CombineGens(runG, keyG, gen.Bool()).Map(func(v []any) commands.Command {
+		r, k := v[0].(int), v[1].(int)
 		o := model.OK
 		if v[2].(bool) {
 			o = model.Failed
 		}
-		return mk(model.Op{Action: model.ActComplete, Run: c.Runs[v[0].(int)], Key: c.Keys[v[1].(int)], Outcome: o})
+		// Prefer an admitted or completed key: completions, repeats and conflicts.
+		for j := range c.Keys {
+			kk := (k + j) % len(c.Keys)
+			if st := st.s.Runs[r].Effects[kk].Status; st == model.EffAdmitted || st == model.EffCompleted {
+				k = kk
+				break
+			}
+		}
+		return mk(model.Op{Action: model.ActComplete, Run: c.Runs[r], Key: c.Keys[k], Outcome: o})
 	})
 	runOp := func(action string) gopter.Gen {
 		return runG.Map(func(r int) commands.Command { return mk(model.Op{Action: action, Run: c.Runs[r]}) })
+	}
+	openWeight := 4
+	for _, run := range st.s.Runs {
+		if run.Status == model.RunNone {
+			openWeight += 10 // most operations on a run that was never opened are refused
+		}
 	}
 	return gen.Weighted([]gen.WeightedGen{
 		{Weight: 40, Gen: admit},
 		{Weight: 14, Gen: decide},
 		{Weight: 10, Gen: complete},
-		{Weight: 10, Gen: runOp(model.ActOpen)},
+		{Weight: openWeight, Gen: runOp(model.ActOpen)},
 		{Weight: 4, Gen: runOp(model.ActCancel)},
 		{Weight: 5, Gen: runOp(model.ActFence)},
 		{Weight: 3, Gen: runOp(model.ActTimeout)},

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/leanovate/gopter"
 	"github.com/leanovate/gopter/commands"
@@ -28,10 +27,7 @@ func runRandom(t *testing.T, mode string, defaultOps int64, newImpl func() Impl)
 	if *opsFlag > 0 {
 		ops = *opsFlag
 	}
-	s := *seed
-	if s == 0 {
-		s = time.Now().UnixNano()
-	}
+	s := defaultSeed()
 	t.Logf("seed %d (%s)", s, Describe(s, t.Name()))
 	stats := NewStats()
 	params := gopter.DefaultTestParametersWithSeed(s)
@@ -126,7 +122,7 @@ func TestRandomWire(t *testing.T) {
 			stop()
 		}
 	}()
-	def := int64(3_000)
+	def := int64(8_000)
 	if *deep {
 		def = 100_000
 	}
