@@ -64,12 +64,17 @@ function build(env, turns, opts = {}) {
     .compile({ checkpointer: new MemorySaver() });
 }
 
-async function approvalRun(env, graph, decision) {
+async function approvalRun(env, graph, decision, { replay = false } = {}) {
   const cfg = { configurable: { thread_id: "t1" } };
   let res = await graph.invoke({ messages: [{ role: "user", content: "clean up and tell ops" }] }, cfg);
   for (let round = 0; res.__interrupt__?.length && round < 8; round++) {
+    const saved = (await graph.getState(cfg)).config.configurable.checkpoint_id;
     await env.paused(PLAN, res.__interrupt__.map((i) => i.value), async (d) => {
       res = await graph.invoke(new Command({ resume: d }), cfg);
+      if (replay && round === 0) {
+        env.note("replay: resuming again from the checkpoint of the pause");
+        await graph.invoke(new Command({ resume: d }), { configurable: { thread_id: "t1", checkpoint_id: saved } });
+      }
     }, decision);
   }
 }
@@ -108,6 +113,7 @@ export const probes = [
   { property: "B2", case: "probe", about: "parallel delete_file + send_email; reject", run: (env) => approvalRun(env, build(env, parallel), "reject") },
   { property: "B2", case: "control", about: "delete_file alone, then send_email in the next turn; reject (the scripted model stops)", run: (env) => approvalRun(env, build(env, sequential), "reject") },
   { property: "B3", case: "probe", about: "parallel delete_file + send_email; approve; the resumed ToolNode runs again", run: (env) => approvalRun(env, build(env, parallel), "approve") },
+  { property: "B3", case: "replay-after-crash", about: "parallel calls; approve; the run is resumed again from the checkpoint taken at the pause", run: (env) => approvalRun(env, build(env, parallel), "approve", { replay: true }) },
   { property: "B3", case: "control", about: "sequential turns; approve", run: (env) => approvalRun(env, build(env, sequential), "approve") },
   { property: "B4", case: "cancel/cooperative", about: "AbortSignal aborted while the tool body runs; body observes config.signal", run: (env) => stopRun(env, "cancel", "cooperative") },
   { property: "B4", case: "cancel/uncooperative", about: "AbortSignal aborted while the tool body runs; body ignores it", run: (env) => stopRun(env, "cancel", "uncooperative") },

@@ -238,7 +238,7 @@ var (
 	callSend   = schema.ToolCall{ID: "call_send", Type: "function", Function: schema.FunctionCall{Name: "send_email", Arguments: `{"to":"ops@example.org"}`}}
 )
 
-func toolGraph(ctx context.Context, env harness.Env, body string) (compose.Runnable[*schema.Message, []*schema.Message], error) {
+func toolGraph(ctx context.Context, env harness.Env, body string, store *memStore) (compose.Runnable[*schema.Message, []*schema.Message], error) {
 	ts, err := tools(env, body)
 	if err != nil {
 		return nil, err
@@ -253,14 +253,15 @@ func toolGraph(ctx context.Context, env harness.Env, body string) (compose.Runna
 	}
 	_ = g.AddEdge(compose.START, "tools")
 	_ = g.AddEdge("tools", compose.END)
-	return g.Compile(ctx, compose.WithCheckPointStore(&memStore{m: map[string][]byte{}}))
+	return g.Compile(ctx, compose.WithCheckPointStore(store))
 }
 
 // toolRun feeds the scripted model's turns to a ToolsNode graph, one turn
 // per run; a turn after a rejected one is not issued (the scripted model stops).
-func toolRun(turns [][]schema.ToolCall, decision string) func(context.Context, harness.Env) error {
+func toolRun(turns [][]schema.ToolCall, decision string, replay bool) func(context.Context, harness.Env) error {
 	return func(ctx context.Context, env harness.Env) error {
-		r, err := toolGraph(ctx, env, "")
+		store := &memStore{m: map[string][]byte{}}
+		r, err := toolGraph(ctx, env, "", store)
 		if err != nil {
 			return err
 		}
@@ -270,9 +271,21 @@ func toolRun(turns [][]schema.ToolCall, decision string) func(context.Context, h
 			if err := planTurn(ctx, env, calls); err != nil {
 				return err
 			}
+			var saved []byte
+			n := 0
 			err := resumeLoop(ctx, env, decision, func(ctx context.Context) error {
+				n++
+				if n == 2 { // the first resume: keep the checkpoint of the pause
+					b, _, _ := store.Get(ctx, id)
+					saved = append([]byte(nil), b...)
+				}
 				var err error
 				out, err = r.Invoke(ctx, schema.AssistantMessage("", calls), compose.WithCheckPointID(id))
+				if err == nil && replay && n == 2 && saved != nil {
+					env.Note("crash before the new checkpoint was saved; resuming the saved checkpoint again")
+					_ = store.Set(ctx, id, saved)
+					out, err = r.Invoke(ctx, schema.AssistantMessage("", calls), compose.WithCheckPointID(id))
+				}
 				return err
 			})
 			if err != nil {
@@ -305,7 +318,7 @@ func planTurn(ctx context.Context, env harness.Env, calls []schema.ToolCall) err
 
 func toolStopRun(how, body string, control bool) func(context.Context, harness.Env) error {
 	return func(ctx context.Context, env harness.Env) error {
-		r, err := toolGraph(ctx, env, body)
+		r, err := toolGraph(ctx, env, body, &memStore{m: map[string][]byte{}})
 		if err != nil {
 			return err
 		}
@@ -346,12 +359,15 @@ func ToolsNode() harness.Framework {
 		Name: "Eino", Module: "github.com/cloudwego/eino", ID: "eino_toolsnode",
 		Primitive: "ToolsNode, parallel tool calls, compose.Interrupt in a tool",
 		Probes: []harness.Probe{
-			{Property: "B1", Case: "probe", About: "one message calls delete_file (interrupts) and send_email in parallel; approve", Run: toolRun(parallel, "approve")},
-			{Property: "B1", Case: "control", About: "delete_file in one turn, send_email in the next; approve", Run: toolRun(sequential, "approve")},
-			{Property: "B2", Case: "probe", About: "parallel calls; reject", Run: toolRun(parallel, "reject")},
-			{Property: "B2", Case: "control", About: "delete_file alone; reject (the scripted model stops)", Run: toolRun(sequential, "reject")},
-			{Property: "B3", Case: "probe", About: "parallel calls; approve; the ToolsNode resumes from the checkpoint", Run: toolRun(parallel, "approve")},
-			{Property: "B3", Case: "control", About: "sequential turns; approve", Run: toolRun(sequential, "approve")},
+			{Property: "B1", Case: "probe", About: "one message calls delete_file (interrupts) and send_email in parallel; approve", Run: toolRun(parallel, "approve", false)},
+			{Property: "B1", Case: "control", About: "delete_file in one turn, send_email in the next; approve", Run: toolRun(sequential, "approve", false)},
+			{Property: "B2", Case: "probe", About: "parallel calls; reject", Run: toolRun(parallel, "reject", false)},
+			{Property: "B2", Case: "control", About: "delete_file alone; reject (the scripted model stops)", Run: toolRun(sequential, "reject", false)},
+			{Property: "B3", Case: "probe", About: "parallel calls; approve; the ToolsNode resumes from the checkpoint", Run: toolRun(parallel, "approve", false)},
+			// A replay-after-crash case (toolRun(parallel, "approve", true)) panics inside
+			// Eino v0.7.36 (nil pointer in ToolsNode.genToolCallTasks when the restored
+			// checkpoint is resumed again); not included until it is understood.
+			{Property: "B3", Case: "control", About: "sequential turns; approve", Run: toolRun(sequential, "approve", false)},
 			{Property: "B4", Case: "cancel/cooperative", About: "context cancelled while the tool body runs; body observes ctx", Run: toolStopRun("cancel", "cooperative", false)},
 			{Property: "B4", Case: "cancel/uncooperative", About: "context cancelled while the tool body runs; body ignores ctx", Run: toolStopRun("cancel", "uncooperative", false)},
 			{Property: "B4", Case: "timeout/cooperative", About: "context deadline passes while the tool body runs; body observes ctx", Run: toolStopRun("timeout", "cooperative", false)},
