@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -249,5 +250,35 @@ func BenchmarkAdmitDuplicate(b *testing.B) {
 		if res, _ := g.Admit("r", "k", 1, false, 0); res.Answer != core.AnswerDuplicate {
 			b.Fatal(res.Answer)
 		}
+	}
+}
+
+// BenchmarkResidentMillion reports the heap the core holds for one million admitted
+// effects (1,000 runs of 1,000 keys, keys of 16 bytes): the gate's memory per effect.
+func BenchmarkResidentMillion(b *testing.B) {
+	const runs, keysPerRun = 1000, 1000
+	keys := make([]core.Key, keysPerRun)
+	for i := range keys {
+		keys[i] = core.Key(fmt.Sprintf("tool-call-%06d", i))
+	}
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		g := core.New(core.Limits{RunsMax: runs, KeysPerRunMax: keysPerRun, PendingPerRunMax: 1, RunBytesMax: 64, KeyBytesMax: 64, ResultBytesMax: 64})
+		for r := 0; r < runs; r++ {
+			id := core.RunID(fmt.Sprintf("run-%04d", r))
+			g.Open(id, 0)
+			for _, k := range keys {
+				if res, _ := g.Admit(id, k, 1, false, 0); res.Answer != core.AnswerAdmit {
+					b.Fatal(res.Answer)
+				}
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapInuse-before.HeapInuse)/(1<<20), "MiB/1M-effects")
+		b.ReportMetric(float64(after.HeapInuse-before.HeapInuse)/(runs*keysPerRun), "B/effect")
+		runtime.KeepAlive(g)
 	}
 }
