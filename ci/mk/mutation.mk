@@ -3,13 +3,16 @@
 # conformance suite on each one (isolated with go test -overlay; the tree is never
 # written), and fails below the threshold. docs/verify/mutation.md explains the figures.
 #
-# MUTATION_SKIP names tests that cannot observe a mutant and only cost time: the
-# negative controls build the *original* tree with broken_p* tags in a subprocess,
-# which never sees the overlay, and TestRandomWire drives the server over a socket
-# (the wire link has its own checks).
+# MUTATION_SKIP names tests that cannot observe a mutant or cannot be trusted to:
+# the negative controls build the *original* tree with broken_p* tags in a subprocess,
+# which never sees the overlay; TestRandomWire and TestRandomDurable drive the server
+# over sockets (on a fault-injecting file system) and have their own links. Under the
+# load of a mutation run TestRandomDurable failed on mutants that cannot change
+# behaviour (code behind brokenP3 = false, a default limit): a flaky kill inflates the
+# score, so it is left out (docs/verify/mutation.md).
 MUTATION_PKGS      := ./impl/core/
 MUTATION_TESTS     := ./impl/core/,./conformance/
-MUTATION_SKIP      := TestScenariosCatchBrokenCores|TestConformanceCatchesBrokenCores|TestRandomWire
+MUTATION_SKIP      := TestScenariosCatchBrokenCores|TestConformanceCatchesBrokenCores|TestRandomWire|TestRandomDurable
 MUTATION_THRESHOLD := 90
 MUTATION_ARGS       = -name impl/core -threshold $(MUTATION_THRESHOLD) -suppress mutation/suppress.txt \
 	-test '$(MUTATION_TESTS)' -skip '$(MUTATION_SKIP)' -json $(BUILD)/mutation.json
@@ -17,7 +20,7 @@ MUTATION_ARGS       = -name impl/core -threshold $(MUTATION_THRESHOLD) -suppress
 VERIFY_TARGETS += verify-mutation
 .PHONY: verify-mutation mutation mutation-diff
 
-# make mutation: the score with progress lines (one per mutant) on stderr.
+# make mutation: the score, with one progress line per mutant on stderr.
 mutation:
 	@mkdir -p $(BUILD)
 	$(GO) run ./cmd/mutate $(MUTATION_ARGS) $(MUTATION_PKGS)
@@ -29,5 +32,5 @@ mutation-diff:
 
 verify-mutation:
 	@mkdir -p $(BUILD)
-	$(GO) run ./cmd/mutate -q $(MUTATION_ARGS) $(MUTATION_PKGS) | tee $(BUILD)/mutation.log
+	$(GO) run ./cmd/mutate $(MUTATION_ARGS) $(MUTATION_PKGS) | tee $(BUILD)/mutation.log
 	tail -n 1 $(BUILD)/mutation.log >> $(SUMMARY)
