@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 )
 
@@ -42,7 +41,8 @@ type Graph struct {
 	States []Value
 	// Init are the indices of the initial states.
 	Init []int
-	// Edges are the distinct (from, to, label) transitions, by from, then production order.
+	// Edges are the distinct (from, to, label) transitions, by from, then production
+	// order. Edges with the same label share their Args slice: do not modify it.
 	Edges []Edge
 }
 
@@ -54,24 +54,40 @@ func (s *Spec) Graph(opts GraphOptions) (*Graph, error) {
 	s.invariants = nil
 	defer func() { s.invariants = saved }()
 	g := &Graph{Vars: s.Vars()}
+	// Edges from one state are produced together (BFS expands one state at a time),
+	// so duplicates are found with a per-state set; labels are interned.
+	type labelInfo struct {
+		action string
+		args   []Value
+	}
+	labels := map[string]*labelInfo{}
 	type key struct {
-		from, to int
-		label    string
+		to    int
+		label *labelInfo
 	}
 	seenEdge := map[key]bool{}
+	lastFrom := -1
 	e.onEdge = func(from, to int, label string) {
-		k := key{from, to, label}
+		if from != lastFrom {
+			clear(seenEdge)
+			lastFrom = from
+		}
+		li := labels[label]
+		if li == nil {
+			c := e.c
+			li = &labelInfo{action: s.next.name}
+			if c.labelDef != nil {
+				li.action = c.labelDef.name
+				li.args = append([]Value(nil), c.labelArgs...)
+			}
+			labels[label] = li
+		}
+		k := key{to, li}
 		if seenEdge[k] {
 			return
 		}
 		seenEdge[k] = true
-		c := e.c
-		ed := Edge{From: from, To: to, Action: s.next.name}
-		if c.labelDef != nil {
-			ed.Action = c.labelDef.name
-			ed.Args = append([]Value(nil), c.labelArgs...)
-		}
-		g.Edges = append(g.Edges, ed)
+		g.Edges = append(g.Edges, Edge{From: from, To: to, Action: li.action, Args: li.args})
 	}
 	if _, err := e.run(); err != nil {
 		return nil, err
@@ -82,7 +98,6 @@ func (s *Spec) Graph(opts GraphOptions) (*Graph, error) {
 			g.Init = append(g.Init, i)
 		}
 	}
-	sort.SliceStable(g.Edges, func(i, j int) bool { return g.Edges[i].From < g.Edges[j].From })
 	return g, nil
 }
 
