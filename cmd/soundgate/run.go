@@ -18,6 +18,7 @@ import (
 	"github.com/soundgate/soundgate/impl/egress"
 	"github.com/soundgate/soundgate/impl/proto"
 	"github.com/soundgate/soundgate/impl/sandbox"
+	"golang.org/x/sys/unix"
 )
 
 func init() {
@@ -167,11 +168,17 @@ Flags:
 		return fail(sandbox.ExitSetup, "%v", err)
 	}
 	go proxy.Serve(sb.Listener())
+	// Pass SIGTERM and SIGHUP on to the agent (through the sandbox's init), and
+	// SIGINT unless a terminal delivered it to the agent already.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	_, ttyErr := unix.IoctlGetTermios(int(os.Stdin.Fd()), unix.TCGETS)
 	go func() {
 		for s := range sigs {
+			if s == syscall.SIGINT && ttyErr == nil {
+				continue
+			}
 			sb.Signal(s)
 		}
 	}()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -105,19 +106,42 @@ func sandboxInit() int {
 	if err := restrictSelf(&c); err != nil {
 		return fail(err)
 	}
-	pid, err := syscall.ForkExec(path, c.Argv, &syscall.ProcAttr{
-		Dir: dir, Env: c.Env, Files: []uintptr{0, 1, 2},
-	})
+	// Landlock (ABI below 8) gives every thread its own domain, and a signal may only
+	// go to a process in the sender's domain or below: fork the agent and pass signals
+	// to it from one locked thread, so that the agent is in that thread's domain.
+	type forked struct {
+		pid int
+		err error
+	}
+	forkedC := make(chan forked, 1)
+	// With a terminal, the terminal's signals (^C, ^\\, resizes) reach the agent
+	// directly (it is in the terminal's foreground process group): passing them on
+	// too would deliver them twice.
+	_, ttyErr := unix.IoctlGetTermios(0, unix.TCGETS)
+	fromTTY := ttyErr == nil
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread lives as long as we do
+		pid, err := syscall.ForkExec(path, c.Argv, &syscall.ProcAttr{
+			Dir: dir, Env: c.Env, Files: []uintptr{0, 1, 2},
+		})
+		forkedC <- forked{pid, err}
+		if err != nil {
+			return
+		}
+		for s := range sigs {
+			if fromTTY && (s == syscall.SIGINT || s == syscall.SIGQUIT || s == syscall.SIGWINCH) {
+				continue
+			}
+			syscall.Kill(pid, s.(syscall.Signal))
+		}
+	}()
+	f := <-forkedC
+	pid, err := f.pid, f.err
 	if err != nil {
 		return fail(fmt.Errorf("soundgate/sandbox: start %s: %w", c.Argv[0], err))
 	}
 	fmt.Fprintf(status, "ok\n")
 	status.Close()
-	go func() {
-		for s := range sigs {
-			syscall.Kill(pid, s.(syscall.Signal))
-		}
-	}()
 	// Reap every child (orphans of the agent's tree are re-parented to this
 	// process) until the agent itself exits; its status becomes ours, and our exit
 	// kills whatever it left behind.
