@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
-	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -15,7 +13,6 @@ import (
 	"github.com/leanovate/gopter/commands"
 	"github.com/leanovate/gopter/gen"
 
-	"github.com/soundgate/soundgate/client"
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/server"
 	"github.com/soundgate/soundgate/impl/wal"
@@ -72,35 +69,14 @@ func (d *durableImpl) start() error {
 	}
 	srv.SetLastLSN(last)
 	d.life++
-	sockDir := filepath.Join(d.dir, fmt.Sprint(d.life))
-	if err := os.MkdirAll(sockDir, 0o700); err != nil {
-		return err
-	}
-	sock := filepath.Join(sockDir, "gate.sock")
-	ln, err := net.Listen("unix", sock)
+	w, stop, err := serveWire(srv, filepath.Join(d.dir, fmt.Sprint(d.life)))
 	if err != nil {
+		l.Close()
 		return err
-	}
-	go srv.Serve(ln)
-	w := &WireImpl{Srv: srv}
-	var cs []*client.Client
-	for _, p := range []struct {
-		token string
-		dst   **client.Client
-	}{{"agent-token-0123456789", &w.Agent}, {"approver-token-012345", &w.Approver}, {"operator-token-012345", &w.Operator}} {
-		c, err := client.Dial(context.Background(), sock, p.token)
-		if err != nil {
-			return err
-		}
-		cs = append(cs, c)
-		*p.dst = c
 	}
 	d.WireImpl, d.log = w, l
 	d.stop = func() {
-		for _, c := range cs {
-			c.Close()
-		}
-		srv.Shutdown(context.Background())
+		stop()
 		l.Close()
 	}
 	return nil

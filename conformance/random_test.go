@@ -67,8 +67,8 @@ const wireRoles = `{"tokens":[
  {"token":"approver-token-012345","role":"approver"},
  {"token":"operator-token-012345","role":"operator"}]}`
 
-// newWireImpl starts a real server on a Unix socket in dir and connects one client per
-// role. The returned function stops them.
+// newWireImpl starts a real in-memory server on a Unix socket in dir and connects one
+// client per role. The returned function stops them.
 func newWireImpl(dir string) (*WireImpl, func(), error) {
 	roles, err := server.ParseRoles([]byte(wireRoles))
 	if err != nil {
@@ -78,6 +78,12 @@ func newWireImpl(dir string) (*WireImpl, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return serveWire(srv, dir)
+}
+
+// serveWire serves srv on a Unix socket in dir and connects one client per role of
+// wireRoles. The returned function closes the clients and shuts the server down.
+func serveWire(srv *server.Server, dir string) (*WireImpl, func(), error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, err
 	}
@@ -94,7 +100,6 @@ func newWireImpl(dir string) (*WireImpl, func(), error) {
 			c.Close()
 		}
 		srv.Shutdown(context.Background())
-		os.RemoveAll(dir)
 	}
 	for _, p := range []struct {
 		token string

@@ -289,8 +289,7 @@ func result(req *proto.Request, cmd core.Command, rep core.Reply) proto.Result {
 		v := rep.Open.Run
 		return &proto.OpenResult{Run: v.ID, Status: v.Status, Epoch: v.Epoch, DeadlineMs: v.Deadline, Created: rep.Open.Created}
 	case proto.MethodAdmit:
-		a := rep.Admit
-		return &proto.AdmitResult{Answer: a.Answer, Reason: a.Reason, Outcome: a.Outcome, Result: a.Result, Epoch: a.Epoch}
+		return admitResult(rep.Admit)
 	case proto.MethodDecide:
 		return &proto.DecideResult{Decision: rep.Decide.Decision, Repeat: rep.Decide.Repeat}
 	case proto.MethodComplete:
@@ -308,4 +307,9 @@ func result(req *proto.Request, cmd core.Command, rep core.Reply) proto.Result {
 			Approved: e.Approved, Outcome: e.Outcome, Result: e.Result}
 	}
 	return st
+}
+
+// admitResult is the wire form of the core's answer to an admit.
+func admitResult(a core.AdmitResult) *proto.AdmitResult {
+	return &proto.AdmitResult{Answer: a.Answer, Reason: a.Reason, Outcome: a.Outcome, Result: a.Result, Epoch: a.Epoch}
 }

@@ -56,17 +56,7 @@ func (s *Server) unparkLocked(w *waiter) bool {
 func (s *Server) reaskLocked(w *waiter) {
 	cmd := w.cmd
 	cmd.Now = s.now()
-	rep, err := s.stepLocked(cmd)
-	if err == nil {
-		err = rep.Err
-	}
-	if err != nil {
-		w.c.push(answer{line: proto.AppendError(nil, w.id, err), after: s.lastLSN})
-		return
-	}
-	a := rep.Admit
-	w.c.push(answer{line: proto.AppendResult(nil, w.id, &proto.AdmitResult{Answer: a.Answer, Reason: a.Reason,
-		Outcome: a.Outcome, Result: a.Result, Epoch: a.Epoch}), after: s.lastLSN})
+	s.answerReplyLocked(w, cmd, s.gate.Step(cmd))
 }
 
 // wakeLocked re-asks, in the order they parked, the admits waiting on run r, and
@@ -119,9 +109,7 @@ func (s *Server) answerReplyLocked(w *waiter, cmd core.Command, rep core.Reply) 
 		w.c.push(answer{line: proto.AppendError(nil, w.id, rep.Err), after: s.lastLSN})
 		return
 	}
-	a := rep.Admit
-	w.c.push(answer{line: proto.AppendResult(nil, w.id, &proto.AdmitResult{Answer: a.Answer, Reason: a.Reason,
-		Outcome: a.Outcome, Result: a.Result, Epoch: a.Epoch}), after: s.lastLSN})
+	w.c.push(answer{line: proto.AppendResult(nil, w.id, admitResult(rep.Admit)), after: s.lastLSN})
 	if rep.Wake { // the re-ask timed the run out: the others must hear it too
 		s.wakeLocked(cmd.Run)
 	}
