@@ -39,18 +39,26 @@ test-go:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 
-verify: verify-begin $(VERIFY_TARGETS) verify-end
+# The links run in the order of the verification chain (VERIFY.md); a target no pattern
+# names runs last.
+CHAIN_ORDER := verify-tla verify-tla-inductive verify-tla-broken verify-model% verify-conformance% \
+	verify-lin% verify-fuzz verify-fuzz-% verify-mutation% verify-wal% verify-gatecrash% verify-mediation%
+ORDERED_VERIFY := $(foreach p,$(CHAIN_ORDER),$(filter $(p),$(VERIFY_TARGETS)))
+ORDERED_VERIFY += $(filter-out $(ORDERED_VERIFY),$(VERIFY_TARGETS))
+ORDERED_VERIFY := $(strip $(foreach t,$(ORDERED_VERIFY),$(if $(filter $(t),$(_seen)),,$(eval _seen += $(t))$(t))))
+
+verify: verify-begin $(ORDERED_VERIFY) verify-end
 
 verify-begin:
 	@mkdir -p $(BUILD) && : > $(SUMMARY)
-	@echo "make verify: $(words $(VERIFY_TARGETS)) checks: $(VERIFY_TARGETS)"
+	@echo "make verify: $(words $(ORDERED_VERIFY)) checks: $(ORDERED_VERIFY)"
 
 verify-end:
 	@echo
 	@echo "==================== make verify: what was checked ===================="
 	@cat $(SUMMARY)
 	@echo "======================================================================="
-	@echo "make verify: $(words $(VERIFY_TARGETS)) checks passed"
+	@echo "make verify: $(words $(ORDERED_VERIFY)) checks passed"
 
 probes: $(PROBE_TARGETS)
 
