@@ -87,8 +87,10 @@ async function stopRun(env, body, { control = false } = {}) {
   const ctx = wf.createContext();
   ctx.signal.addEventListener("abort", () => env.note("run signal aborted"));
   ctx.sendEvent(start.with());
-  if (control) await sleep(TIMING.toolBodyMs + 50);
-  else await sleep(TIMING.stopAfterMs);
+  if (control) {
+    // the control stops the run only after its body has finished
+    for await (const ev of ctx.stream) if (done.include(ev)) break;
+  } else await sleep(TIMING.stopAfterMs);
   await env.stopped("cancel", null);
   try {
     ctx.sendEvent(cancelEv.with());
