@@ -116,7 +116,7 @@ func (c *Client) broken(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err == nil {
-		c.err = fmt.Errorf("%w: %v", ErrClosed, err)
+		c.err = fmt.Errorf("%w: %w", ErrClosed, err) // both testable with errors.Is
 	}
 	for id, ch := range c.waiting {
 		close(ch)
