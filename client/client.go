@@ -150,7 +150,7 @@ func (c *Client) call(ctx context.Context, req *proto.Request, out json.Unmarsha
 	c.wmu.Unlock()
 	if err != nil {
 		c.forget(id)
-		return fmt.Errorf("%w: %v", ErrClosed, err)
+		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
 	select {
 	case resp, ok := <-ch:
