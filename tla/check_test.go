@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func loadTestdata(t *testing.T, spec, cfg string) *Spec {
@@ -293,5 +294,20 @@ func TestBoundNamesVaryFirstFastestAsTLC(t *testing.T) {
 	want := []string{`Set(1, "a")`, `Set(2, "a")`, `Set(1, "b")`, `Set(2, "b")`}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("successor order %v, want %v", got, want)
+	}
+}
+
+func TestProgressLines(t *testing.T) {
+	s := loadTestdata(t, "TwoPhase", "TwoPhase")
+	var b strings.Builder
+	if _, err := s.Check(Options{Progress: &b, ProgressEvery: time.Nanosecond}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.HasPrefix(out, "Finished computing initial states: 1 distinct state generated.\n") {
+		t.Errorf("no initial-states line:\n%s", out)
+	}
+	if !strings.Contains(out, "Progress(") || !strings.Contains(out, "distinct states found") || !strings.Contains(out, "states left on queue.") {
+		t.Errorf("no progress line:\n%s", out)
 	}
 }
