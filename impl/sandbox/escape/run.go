@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -318,8 +319,13 @@ func Run(exe string, d sandbox.Layers) (*Report, error) {
 			attempts[k.name] = a
 			continue
 		}
+		if k.mode == modeX32 && runtime.GOARCH != "amd64" {
+			a.Step, a.Detail = "n/a", "not applicable: the x32 table exists on x86_64 only"
+			attempts[k.name] = a
+			continue
+		}
 		if k.mode == modeI386 && !i386Supported(exe) {
-			a.Step = "n/a"
+			a.Step, a.Detail = "n/a", "not applicable: this kernel does not run i386 system calls (int 0x80 faults outside the sandbox too)"
 			attempts[k.name] = a
 			continue
 		}
@@ -362,8 +368,7 @@ func Run(exe string, d sandbox.Layers) (*Report, error) {
 				break
 			}
 			if a.Step == "n/a" {
-				res.OK, res.NA = true, true
-				res.Why = "not applicable: this kernel does not run i386 system calls (int 0x80 faults outside the sandbox too)"
+				res.OK, res.NA, res.Why = true, true, a.Detail
 				break
 			}
 			// Status 0 and errno=0: the call ran in the other table and succeeded.
