@@ -20,7 +20,7 @@ verify-wal:
 # concurrent load, restarted on the same directory; D1, P2, P3, P4 checked after every
 # restart; recovery time printed. A short run also runs in `go test ./...`
 # (TestCrashHarness, with its negative control). crash-long is the 1,000-cycle run.
-GATECRASH_CYCLES      ?= 200
+GATECRASH_CYCLES      ?= 100
 GATECRASH_LONG_CYCLES ?= 1000
 GATECRASH_SEED        ?= 1
 
