@@ -63,11 +63,10 @@ func (d *durableImpl) start() error {
 	if d.ackEarly {
 		sl = earlyLog{l}
 	}
-	srv, err := server.New(server.Config{Roles: roles, Log: sl, Gate: g})
+	srv, err := server.New(server.Config{Roles: roles, Log: sl, Gate: g, LastLSN: last})
 	if err != nil {
 		return err
 	}
-	srv.SetLastLSN(last)
 	d.life++
 	w, stop, err := serveWire(srv, filepath.Join(d.dir, fmt.Sprint(d.life)))
 	if err != nil {

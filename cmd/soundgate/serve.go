@@ -84,7 +84,7 @@ Flags:
 		if cfg.Gate, last, err = server.Recover(wlog, cl); err != nil {
 			return fail(exitFailure, "recover from %s: %v", *data, err)
 		}
-		cfg.Log = wlog
+		cfg.Log, cfg.LastLSN = wlog, last
 		st := wlog.Stats()
 		logger.Info("recovered", "dir", *data, "runs", cfg.Gate.Len(), "last_lsn", last,
 			"torn_bytes", st.TornBytes, "took", time.Since(start).Round(time.Microsecond))
@@ -97,7 +97,6 @@ Flags:
 	if err != nil {
 		return fail(exitFailure, "%v", err)
 	}
-	srv.SetLastLSN(last)
 
 	var ls []net.Listener
 	if *listen != "" {

@@ -31,15 +31,20 @@ type conn struct {
 	// the writer stays until they are answered.
 	parked int
 
+	// gone is set (under the server's mu) once the peer can no longer receive parked
+	// answers: its admits must not be parked, nor admitted for nobody.
+	gone bool
+
 	mu     sync.Mutex
 	outbox []answer
 	done   bool          // the reader has stopped; the writer drains and closes
 	signal chan struct{} // wakes the writer
 	room   chan struct{} // wakes a reader waiting for outbox room
+	closed chan struct{} // closed when the connection is closed: a blocked reader leaves
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	return &conn{s: s, nc: nc, signal: make(chan struct{}, 1), room: make(chan struct{}, 1)}
+	return &conn{s: s, nc: nc, signal: make(chan struct{}, 1), room: make(chan struct{}, 1), closed: make(chan struct{})}
 }
 
 func notify(ch chan struct{}) {
@@ -70,6 +75,8 @@ func (c *conn) waitRoom() bool {
 		}
 		select {
 		case <-c.room:
+		case <-c.closed: // the writer dropped a peer that does not read
+			return false
 		case <-c.s.doneC:
 			return false
 		}
@@ -82,6 +89,8 @@ func (c *conn) readLoop() {
 	r := proto.NewReader(c.nc)
 	var dec proto.Decoder
 	var req proto.Request
+	// A peer must say hello promptly: a silent connection would hold a slot forever.
+	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.Limits.HelloTimeout))
 	for {
 		line, err := r.ReadLine()
 		if err != nil {
@@ -104,8 +113,15 @@ func (c *conn) readLoop() {
 	}
 }
 
-// finish tells the writer that no more answers will come from the reader.
+// finish tells the writer that no more answers will come from the reader. The peer
+// has gone (or closed its side): its parked admits are dropped, so that none of them
+// is admitted later for nobody; the request is unanswered, an unknown outcome it
+// will retry with the same key.
 func (c *conn) finish() {
+	c.s.mu.Lock()
+	c.gone = true
+	c.s.dropWaitersLocked(c)
+	c.s.mu.Unlock()
 	c.mu.Lock()
 	c.done = true
 	c.mu.Unlock()
@@ -184,7 +200,9 @@ func (s *Server) parkedOf(c *conn) int {
 
 func (c *conn) close() {
 	c.nc.Close()
+	close(c.closed)
 	c.s.mu.Lock()
+	c.gone = true
 	delete(c.s.conns, c)
 	c.s.dropWaitersLocked(c)
 	c.s.mu.Unlock()
@@ -211,6 +229,11 @@ func (c *conn) handle(req *proto.Request) (quit bool) {
 			return fail(proto.ErrUnauthenticated, true)
 		}
 		c.cred = cred
+		s.mu.Lock()
+		if !s.closing { // under the lock: Shutdown's own deadline, set after closing, must win
+			c.nc.SetReadDeadline(time.Time{})
+		}
+		s.mu.Unlock()
 		c.push(answer{line: proto.AppendResult(nil, req.ID, &proto.HelloResult{
 			Version: proto.Version, Role: cred.Role, Server: "soundgate " + s.cfg.Version})})
 		return false
@@ -230,19 +253,20 @@ func (c *conn) handle(req *proto.Request) (quit bool) {
 		s.mu.Unlock()
 		return fail(proto.ErrShuttingDown, false)
 	}
+	if req.Method == proto.MethodAdmit && req.WaitMs > 0 && s.nWaiters >= s.cfg.Limits.WaitersMax {
+		// Refused before the core sees it: an exceeded limit changes nothing.
+		s.mu.Unlock()
+		return fail(proto.ErrOverloaded, false)
+	}
 	cmd := command(req, s.now())
 	rep, err := s.stepLocked(cmd)
 	if err == nil && rep.Err != nil {
 		err = rep.Err
 	}
-	if err == nil && req.Method == proto.MethodAdmit && rep.Admit.Answer == core.AnswerHeld && req.WaitMs > 0 {
-		if s.nWaiters >= s.cfg.Limits.WaitersMax {
-			err = proto.ErrOverloaded
-		} else {
-			s.parkLocked(c, req.ID, cmd, time.Duration(req.WaitMs)*time.Millisecond)
-			s.mu.Unlock()
-			return false
-		}
+	if err == nil && req.Method == proto.MethodAdmit && rep.Admit.Answer == core.AnswerHeld && req.WaitMs > 0 && !c.gone {
+		s.parkLocked(c, req.ID, cmd, time.Duration(req.WaitMs)*time.Millisecond)
+		s.mu.Unlock()
+		return false
 	}
 	// Every answer, a typed refusal of the core included (not_pending can rest on a
 	// decision still in flight to the disk), waits until what it read is durable.

@@ -40,6 +40,9 @@ type Config struct {
 	Logger *slog.Logger // nil: discard
 	// Version is reported in the hello answer ("soundgate <Version>").
 	Version string
+	// LastLSN is the position of the last record replayed into Gate, so that
+	// snapshots name the right position.
+	LastLSN wal.LSN
 }
 
 // Server serves the gate's protocol. Create it with New, feed it listeners with Serve,
@@ -73,9 +76,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Roles == nil || len(cfg.Roles.creds) == 0 {
 		return nil, ErrNoRoles
 	}
-	if cfg.Limits == (Limits{}) {
-		cfg.Limits = DefaultLimits()
-	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	if cfg.Core == (core.Limits{}) {
 		cfg.Core = core.DefaultLimits()
 	}
@@ -91,6 +92,7 @@ func New(cfg Config) (*Server, error) {
 	if s.gate == nil {
 		s.gate = core.New(cfg.Core)
 	}
+	s.lastLSN = cfg.LastLSN
 	s.wg.Add(1)
 	go s.deadlineLoop()
 	return s, nil
@@ -106,6 +108,7 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	s.listeners[l] = struct{}{}
 	s.mu.Unlock()
+	backoff := 5 * time.Millisecond
 	for {
 		nc, err := l.Accept()
 		if err != nil {
@@ -116,12 +119,23 @@ func (s *Server) Serve(l net.Listener) error {
 			if closing {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("soundgate/server: accept: %w", err)
 			}
-			return fmt.Errorf("soundgate/server: accept: %w", err)
+			// Out of file descriptors, or another passing failure: back off and go on,
+			// as net/http does, rather than stop the gate.
+			s.log.Warn("accept failed; retrying", "err", err, "backoff", backoff)
+			select {
+			case <-time.After(backoff):
+			case <-s.doneC:
+			}
+			backoff = min(2*backoff, time.Second)
+			s.mu.Lock()
+			s.listeners[l] = struct{}{}
+			s.mu.Unlock()
+			continue
 		}
+		backoff = 5 * time.Millisecond
 		s.mu.Lock()
 		if s.closing || len(s.conns) >= s.cfg.Limits.ConnectionsMax {
 			closing := s.closing
@@ -157,16 +171,12 @@ func (s *Server) Failed() error {
 func (s *Server) Snapshot() (lsn wal.LSN, state []byte, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.failed != nil {
+		// The core may hold a change whose record never reached the log.
+		return 0, nil, s.unavailable()
+	}
 	state, err = s.gate.MarshalBinary()
 	return s.lastLSN, state, err
-}
-
-// SetLastLSN tells the server the position of the last record replayed into its gate,
-// so that snapshots name it. Call before Serve.
-func (s *Server) SetLastLSN(lsn wal.LSN) {
-	s.mu.Lock()
-	s.lastLSN = lsn
-	s.mu.Unlock()
 }
 
 // stepLocked applies one command and logs it if it changed the state. On a log
@@ -206,6 +216,15 @@ func (s *Server) failLocked(err error) {
 	if s.failed == nil {
 		s.failed = err
 		s.log.Error("log failed: refusing every request until restart (fail closed)", "err", err)
+		for r, ws := range s.waiters { // parked admits hear it now, not when their wait ends
+			for _, w := range ws {
+				w.timer.Stop()
+				w.c.parked--
+				w.c.push(answer{line: proto.AppendError(nil, w.id, s.unavailable())})
+			}
+			delete(s.waiters, r)
+		}
+		s.nWaiters = 0
 	}
 }
 

@@ -3,7 +3,6 @@ package server_test
 import (
 	"bufio"
 	"context"
-	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -373,7 +372,7 @@ func TestShutdownAnswersEveryRequest(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		require.True(t, errors.Is(err, proto.ErrShuttingDown) || errors.Is(err, client.ErrClosed), "got %v", err)
+		require.ErrorIs(t, err, proto.ErrShuttingDown, "every parked admit is answered shutting_down")
 	}
 	_, err = client.Dial(ctx, l.Addr().String(), agentToken)
 	require.Error(t, err, "a stopped server accepts no connection")

@@ -56,11 +56,15 @@ func (s *Server) unparkLocked(w *waiter) bool {
 func (s *Server) reaskLocked(w *waiter) {
 	cmd := w.cmd
 	cmd.Now = s.now()
-	s.answerReplyLocked(w, cmd, s.gate.Step(cmd))
+	if s.answerReplyLocked(w, cmd, s.gate.Step(cmd)) {
+		s.wakeLocked(cmd.Run) // the re-ask timed the run out: the others hear it too
+	}
 }
 
 // wakeLocked re-asks, in the order they parked, the admits waiting on run r, and
-// answers those whose answer is no longer held.
+// answers those whose answer is no longer held. A re-ask can itself change the run
+// (it finds the deadline passed and times the run out); then the admits kept as
+// held are asked again, until a pass changes nothing.
 func (s *Server) wakeLocked(r core.RunID) {
 	ws := s.waiters[r]
 	if len(ws) == 0 {
@@ -68,30 +72,48 @@ func (s *Server) wakeLocked(r core.RunID) {
 	}
 	delete(s.waiters, r)
 	s.nWaiters -= len(ws)
-	var still []*waiter
 	for _, w := range ws {
 		w.c.parked--
-		cmd := w.cmd
-		cmd.Now = s.now()
-		rep := s.gate.Step(cmd) // a held answer changes nothing; anything else is logged below
-		if rep.Err == nil && rep.Admit.Answer == core.AnswerHeld && !rep.Persist {
-			still = append(still, w)
-			continue
-		}
-		w.timer.Stop()
-		s.answerReplyLocked(w, cmd, rep)
 	}
-	if len(still) > 0 {
-		s.waiters[r] = append(still, s.waiters[r]...)
-		s.nWaiters += len(still)
-		for _, w := range still {
+	for len(ws) > 0 {
+		var still []*waiter
+		changed := false
+		for _, w := range ws {
+			cmd := w.cmd
+			cmd.Now = s.now()
+			rep := s.gate.Step(cmd) // a held answer changes nothing; anything else is logged below
+			if rep.Err == nil && rep.Admit.Answer == core.AnswerHeld && !rep.Persist {
+				still = append(still, w)
+				continue
+			}
+			w.timer.Stop()
+			changed = s.answerReplyLocked(w, cmd, rep) || changed
+		}
+		if !changed {
+			ws = still
+			break
+		}
+		ws = still
+	}
+	if s.failed != nil { // the log failed during this pass: no one stays parked
+		for _, w := range ws {
+			w.timer.Stop()
+			w.c.push(answer{line: proto.AppendError(nil, w.id, s.unavailable())})
+		}
+		return
+	}
+	if len(ws) > 0 {
+		s.waiters[r] = append(ws, s.waiters[r]...)
+		s.nWaiters += len(ws)
+		for _, w := range ws {
 			w.c.parked++
 		}
 	}
 }
 
-// answerReplyLocked logs a re-asked admit's state change, if any, and answers it.
-func (s *Server) answerReplyLocked(w *waiter, cmd core.Command, rep core.Reply) {
+// answerReplyLocked logs a re-asked admit's state change, if any, and answers it. It
+// reports whether the re-ask changed the run for the other waiters (Wake).
+func (s *Server) answerReplyLocked(w *waiter, cmd core.Command, rep core.Reply) bool {
 	if rep.Persist && s.cfg.Log != nil && s.failed == nil {
 		s.rec = core.AppendCommand(s.rec[:0], cmd)
 		lsn, err := s.cfg.Log.Append(s.rec)
@@ -103,16 +125,14 @@ func (s *Server) answerReplyLocked(w *waiter, cmd core.Command, rep core.Reply) 
 	}
 	if s.failed != nil {
 		w.c.push(answer{line: proto.AppendError(nil, w.id, s.unavailable())})
-		return
+		return false
 	}
 	if rep.Err != nil {
 		w.c.push(answer{line: proto.AppendError(nil, w.id, rep.Err), after: s.lastLSN})
-		return
+		return false
 	}
 	w.c.push(answer{line: proto.AppendResult(nil, w.id, admitResult(rep.Admit)), after: s.lastLSN})
-	if rep.Wake { // the re-ask timed the run out: the others must hear it too
-		s.wakeLocked(cmd.Run)
-	}
+	return rep.Wake
 }
 
 // dropWaitersLocked forgets the parked admits of a closed connection.
