@@ -18,6 +18,14 @@
 //
 // Errors the gate returns are typed: errors.Is(err, core.ErrUnknownRun),
 // errors.Is(err, proto.ErrForbidden), and so on.
+//
+// Run ids, keys, results and tokens must be valid UTF-8: the wire is JSON text, and an
+// invalid byte would be rewritten to U+FFFD, so that two distinct binary keys became the
+// same key. A call given one returns ErrNotUTF8 and sends nothing; encode binary values
+// (a hash, say) in hex or base64 first. A request whose encoded line would exceed
+// proto.LineBytesMax returns ErrRequestTooLarge and sends nothing; the connection stays
+// usable. Any failed write (a context deadline in the middle of a line included) breaks
+// the connection for good: later calls return ErrClosed.
 package client
 
 import (
@@ -29,26 +37,46 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/proto"
 )
 
-// ErrClosed is returned by calls on a closed client or a broken connection.
+// ErrClosed is returned by calls on a closed client or a broken connection. When the
+// connection broke, the error returned also wraps the cause (errors.Is works on both).
 var ErrClosed = errors.New("soundgate/client: connection closed")
+
+// ErrNotUTF8 is returned, wrapped with the field's name ("run", "key", "result",
+// "token"), by a call given a string that is not valid UTF-8. Nothing is sent.
+var ErrNotUTF8 = errors.New("soundgate/client: not valid UTF-8")
+
+// ErrRequestTooLarge is returned by a call whose encoded request line would exceed
+// proto.LineBytesMax bytes (a result full of control characters, each escaped to six
+// bytes, can). Nothing is sent and the connection stays usable.
+var ErrRequestTooLarge = errors.New("soundgate/client: request line too long")
 
 // Client is one authenticated connection to a gate.
 type Client struct {
 	nc   net.Conn
 	Role proto.Role // the role the server granted the token
 
-	wmu sync.Mutex // serialises writes
-	buf []byte
+	wsem chan struct{} // a token in it is the right to write; waiting for it honours ctx
+	buf  []byte        // the encoded request; guarded by wsem
+
+	closeOnce sync.Once
+	closeErr  error
 
 	mu      sync.Mutex
 	nextID  int64
 	waiting map[int64]chan proto.Response
-	err     error // sticky: set when the connection broke
+	err     error // sticky: set when the connection broke or was closed
+}
+
+func newClient(nc net.Conn) *Client {
+	c := &Client{nc: nc, wsem: make(chan struct{}, 1), waiting: map[int64]chan proto.Response{}}
+	go c.readLoop()
+	return c
 }
 
 // Dial connects to a gate at addr and says hello with token. addr is "unix:/path",
@@ -66,19 +94,28 @@ func Dial(ctx context.Context, addr, token string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("soundgate/client: dial %s: %w", addr, err)
 	}
-	c := &Client{nc: nc, waiting: map[int64]chan proto.Response{}}
-	go c.readLoop()
+	c := newClient(nc)
 	var hello proto.HelloResult
 	if err := c.call(ctx, &proto.Request{Method: proto.MethodHello, Version: proto.Version, Token: token}, &hello); err != nil {
-		nc.Close()
+		c.Close()
 		return nil, err
 	}
 	c.Role = hello.Role
 	return c, nil
 }
 
-// Close closes the connection; calls in flight return ErrClosed.
-func (c *Client) Close() error { return c.nc.Close() }
+// Close closes the connection; calls in flight and later calls return ErrClosed.
+func (c *Client) Close() error {
+	c.fail(ErrClosed)
+	return c.closeConn()
+}
+
+// closeConn closes the socket once: the server then drops the connection's parked
+// admits, and a blocked Write or ReadLine returns.
+func (c *Client) closeConn() error {
+	c.closeOnce.Do(func() { c.closeErr = c.nc.Close() })
+	return c.closeErr
+}
 
 func (c *Client) readLoop() {
 	r := proto.NewReader(c.nc)
@@ -112,11 +149,19 @@ func (c *Client) readLoop() {
 	}
 }
 
-func (c *Client) broken(err error) {
+// broken marks the connection broken by cause (sticky), fails the calls in flight and
+// closes the socket.
+func (c *Client) broken(cause error) {
+	c.fail(fmt.Errorf("%w: %w", ErrClosed, cause)) // both testable with errors.Is
+	c.closeConn()
+}
+
+// fail sets the sticky error unless one is set, and fails the calls in flight.
+func (c *Client) fail(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err == nil {
-		c.err = fmt.Errorf("%w: %w", ErrClosed, err) // both testable with errors.Is
+		c.err = err
 	}
 	for id, ch := range c.waiting {
 		close(ch)
@@ -124,8 +169,24 @@ func (c *Client) broken(err error) {
 	}
 }
 
+// checkUTF8 returns ErrNotUTF8 naming the first string field of req that is not valid
+// UTF-8.
+func checkUTF8(req *proto.Request) error {
+	for _, f := range [...]struct {
+		name, v string
+	}{{"token", req.Token}, {"run", string(req.Run)}, {"key", string(req.Key)}, {"result", req.Result}} {
+		if !utf8.ValidString(f.v) {
+			return fmt.Errorf("%w: %s", ErrNotUTF8, f.name)
+		}
+	}
+	return nil
+}
+
 // call sends req and decodes the result into out.
 func (c *Client) call(ctx context.Context, req *proto.Request, out json.Unmarshaler) error {
+	if err := checkUTF8(req); err != nil {
+		return err
+	}
 	ch := make(chan proto.Response, 1)
 	c.mu.Lock()
 	if c.err != nil {
@@ -139,18 +200,9 @@ func (c *Client) call(ctx context.Context, req *proto.Request, out json.Unmarsha
 	c.mu.Unlock()
 	req.ID = proto.IntID(id)
 
-	c.wmu.Lock()
-	c.buf = proto.AppendRequest(c.buf[:0], req)
-	if dl, ok := ctx.Deadline(); ok {
-		c.nc.SetWriteDeadline(dl)
-	} else {
-		c.nc.SetWriteDeadline(time.Time{})
-	}
-	_, err := c.nc.Write(c.buf)
-	c.wmu.Unlock()
-	if err != nil {
+	if err := c.write(ctx, req); err != nil {
 		c.forget(id)
-		return fmt.Errorf("%w: %w", ErrClosed, err)
+		return err
 	}
 	select {
 	case resp, ok := <-ch:
@@ -167,6 +219,42 @@ func (c *Client) call(ctx context.Context, req *proto.Request, out json.Unmarsha
 		c.forget(id)
 		return ctx.Err()
 	}
+}
+
+// write encodes req and writes it as one line. A ctx ending while waiting for the turn
+// to write returns ctx.Err(); a line over proto.LineBytesMax returns
+// ErrRequestTooLarge; both leave the connection usable. A failed write (even a
+// partial one) breaks the connection, since half a line may be on the wire.
+func (c *Client) write(ctx context.Context, req *proto.Request) error {
+	select {
+	case c.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-c.wsem }()
+	c.mu.Lock()
+	err := c.err
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	c.buf = proto.AppendRequest(c.buf[:0], req)
+	if n := len(c.buf) - 1; n > proto.LineBytesMax { // the line without its LF
+		return fmt.Errorf("%w: %d bytes encoded, at most %d", ErrRequestTooLarge, n, proto.LineBytesMax)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		err = c.nc.SetWriteDeadline(dl)
+	} else {
+		err = c.nc.SetWriteDeadline(time.Time{})
+	}
+	if err == nil {
+		_, err = c.nc.Write(c.buf)
+	}
+	if err != nil {
+		c.broken(err)
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return nil
 }
 
 func (c *Client) forget(id int64) {
@@ -201,29 +289,63 @@ func (c *Client) Open(ctx context.Context, run string, timeout time.Duration) (p
 // AdmitOptions are the optional arguments of Admit.
 type AdmitOptions struct {
 	Gated bool          // the effect needs its own approval
-	Wait  time.Duration // wait (bounded by the gate) instead of answering held at once
+	Wait  time.Duration // wait (bounded by the gate: at most proto.WaitMsMax ms) instead of answering held at once
+}
+
+// waitMs is the wait_ms of an admit that waits up to d: whole milliseconds, a positive
+// wait under 1 ms rounded up to 1 ms, a wait over proto.WaitMsMax clamped to it, a
+// negative wait 0.
+func waitMs(d time.Duration) int64 {
+	switch {
+	case d <= 0:
+		return 0
+	case d < time.Millisecond:
+		return 1
+	}
+	return min(d.Milliseconds(), proto.WaitMsMax)
 }
 
 // Admit asks to perform effect key of run now, at epoch. With Wait, a held effect is
 // answered when a decision, cancel, fence or timeout of the run changes its answer,
-// or held when Wait runs out. The context should outlive Wait.
+// or held when Wait runs out. Wait is clamped to proto.WaitMsMax milliseconds (a
+// positive Wait under 1 ms waits 1 ms). The context should outlive Wait.
 func (c *Client) Admit(ctx context.Context, run, key string, epoch uint64, o AdmitOptions) (proto.AdmitResult, error) {
 	var res proto.AdmitResult
 	err := c.call(ctx, &proto.Request{Method: proto.MethodAdmit, Run: core.RunID(run), Key: core.Key(key),
-		Epoch: epoch, Gated: o.Gated, WaitMs: o.Wait.Milliseconds()}, &res)
+		Epoch: epoch, Gated: o.Gated, WaitMs: waitMs(o.Wait)}, &res)
 	return res, err
 }
 
+const (
+	// admitWaitMargin is how long before ctx's deadline an AdmitWait ask stops waiting
+	// on the gate, so that its answer can travel back in time.
+	admitWaitMargin = 50 * time.Millisecond
+	// admitWaitStepMin is the shortest wait AdmitWait asks for after the first ask:
+	// with less time left it returns the last answer rather than ask again.
+	admitWaitStepMin = 5 * time.Millisecond
+)
+
 // AdmitWait asks until the answer is not held or ctx ends, waiting on the gate between
-// asks (each ask waits up to waitStep). It returns the last answer.
+// asks (each ask waits up to waitStep; waitStep <= 0 means the gate's longest wait,
+// proto.WaitMsMax ms). It returns the last answer. When ctx has a deadline, each ask
+// stops waiting admitWaitMargin before it, and once less than a further
+// admitWaitStepMin remains AdmitWait returns the last (held) answer instead of asking
+// again.
 func (c *Client) AdmitWait(ctx context.Context, run, key string, epoch uint64, gated bool, waitStep time.Duration) (proto.AdmitResult, error) {
-	for {
+	if waitStep <= 0 {
+		waitStep = proto.WaitMsMax * time.Millisecond
+	}
+	var last proto.AdmitResult
+	for asked := false; ; asked = true {
 		wait := waitStep
 		if dl, ok := ctx.Deadline(); ok {
-			wait = min(wait, time.Until(dl)-50*time.Millisecond)
-		}
-		if wait < time.Millisecond {
-			wait = time.Millisecond
+			wait = min(wait, time.Until(dl)-admitWaitMargin)
+			if wait < admitWaitStepMin {
+				if asked {
+					return last, nil
+				}
+				wait = 0 // the first ask: answered at once
+			}
 		}
 		res, err := c.Admit(ctx, run, key, epoch, AdmitOptions{Gated: gated, Wait: wait})
 		if err != nil || res.Answer != core.AnswerHeld {
@@ -232,6 +354,7 @@ func (c *Client) AdmitWait(ctx context.Context, run, key string, epoch uint64, g
 		if ctx.Err() != nil {
 			return res, nil
 		}
+		last = res
 	}
 }
 

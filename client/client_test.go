@@ -1,0 +1,454 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/proto"
+	"github.com/soundgate/soundgate/impl/server"
+)
+
+const (
+	agentToken    = "agent-token-0123456789"
+	approverToken = "approver-token-012345"
+	operatorToken = "operator-token-012345"
+)
+
+const rolesJSON = `{"tokens":[
+ {"name":"agent","token":"agent-token-0123456789","role":"agent","runs":["*"]},
+ {"name":"alice","token":"approver-token-012345","role":"approver"},
+ {"name":"ops","token":"operator-token-012345","role":"operator"}]}`
+
+// startGate runs an in-process gate on a Unix socket and returns its address.
+func startGate(t *testing.T) string {
+	t.Helper()
+	roles, err := server.ParseRoles([]byte(rolesJSON))
+	require.NoError(t, err)
+	srv, err := server.New(server.Config{Roles: roles, Version: "client-test"})
+	require.NoError(t, err)
+	dir, err := os.MkdirTemp("", "sgc")
+	require.NoError(t, err)
+	addr := filepath.Join(dir, "gate.sock")
+	l, err := net.Listen("unix", addr)
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		require.NoError(t, srv.Shutdown(ctx))
+		require.NoError(t, <-served)
+		os.RemoveAll(dir)
+	})
+	return addr
+}
+
+// countConn counts the request lines written through it, and the admits among them.
+type countConn struct {
+	net.Conn
+	writes, admits atomic.Int64
+}
+
+func (c *countConn) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	if bytes.Contains(b, []byte(`"method":"admit"`)) {
+		c.admits.Add(1)
+	}
+	return c.Conn.Write(b)
+}
+
+// dialCounting connects to addr through a countConn and says hello with token.
+func dialCounting(t *testing.T, addr, token string) (*Client, *countConn) {
+	t.Helper()
+	nc, err := net.Dial("unix", addr)
+	require.NoError(t, err)
+	cc := &countConn{Conn: nc}
+	c := newClient(cc)
+	t.Cleanup(func() { c.Close() })
+	var hello proto.HelloResult
+	require.NoError(t, c.call(context.Background(), &proto.Request{Method: proto.MethodHello, Version: proto.Version, Token: token}, &hello))
+	c.Role = hello.Role
+	return c, cc
+}
+
+func dial(t *testing.T, addr, token string) *Client {
+	t.Helper()
+	c, err := Dial(context.Background(), addr, token)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestNotUTF8 checks that a string field that is not UTF-8 is refused with ErrNotUTF8
+// naming the field, that nothing is sent, and that the connection stays usable. The
+// encoder would rewrite the bytes to U+FFFD, so "\xff" and "\xfe" would be one key.
+func TestNotUTF8(t *testing.T) {
+	addr := startGate(t)
+	ctx := context.Background()
+	op := dial(t, addr, operatorToken)
+	_, err := op.Open(ctx, "r", 0)
+	require.NoError(t, err)
+	agent, cc := dialCounting(t, addr, agentToken)
+	appr, ac := dialCounting(t, addr, approverToken)
+
+	// A valid admit+complete of another binary-looking key, so that a collision would
+	// answer duplicate.
+	res, err := agent.Admit(ctx, "r", "\ufffd", 1, AdmitOptions{})
+	require.NoError(t, err)
+	require.Equal(t, core.AnswerAdmit, res.Answer)
+	_, err = agent.Complete(ctx, "r", "\ufffd", core.OutcomeOK, "first")
+	require.NoError(t, err)
+
+	cases := []struct {
+		name  string
+		c     *Client
+		cc    *countConn
+		call  func(c *Client) error
+		field string
+	}{
+		{"admit key", agent, cc, func(c *Client) error { _, err := c.Admit(ctx, "r", "\xff", 1, AdmitOptions{}); return err }, "key"},
+		{"admit other key", agent, cc, func(c *Client) error { _, err := c.Admit(ctx, "r", "a\xfeb", 1, AdmitOptions{}); return err }, "key"},
+		{"admit run", agent, cc, func(c *Client) error { _, err := c.Admit(ctx, "r\xc3", "k", 1, AdmitOptions{}); return err }, "run"},
+		{"admit wait", agent, cc, func(c *Client) error { _, err := c.AdmitWait(ctx, "r", "\xff", 1, false, time.Second); return err }, "key"},
+		{"complete key", agent, cc, func(c *Client) error {
+			_, err := c.Complete(ctx, "r", "\xff", core.OutcomeOK, "x")
+			return err
+		}, "key"},
+		{"complete result", agent, cc, func(c *Client) error {
+			_, err := c.Complete(ctx, "r", "\ufffd", core.OutcomeOK, "bin\x80ary")
+			return err
+		}, "result"},
+		{"status key", agent, cc, func(c *Client) error { _, err := c.Status(ctx, "r", "\xff"); return err }, "key"},
+		{"decide key", appr, ac, func(c *Client) error { _, err := c.Decide(ctx, "r", "\xff", core.Approve); return err }, "key"},
+		{"open run", op, nil, func(c *Client) error { _, err := c.Open(ctx, "\xff", 0); return err }, "run"},
+		{"cancel run", op, nil, func(c *Client) error { _, err := c.Cancel(ctx, "\xff"); return err }, "run"},
+		{"fence run", op, nil, func(c *Client) error { _, err := c.Fence(ctx, "\xff"); return err }, "run"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var before int64
+			if tc.cc != nil {
+				before = tc.cc.writes.Load()
+			}
+			err := tc.call(tc.c)
+			require.ErrorIs(t, err, ErrNotUTF8)
+			require.NotErrorIs(t, err, ErrClosed)
+			require.Contains(t, err.Error(), "soundgate/client: ")
+			require.True(t, strings.HasSuffix(err.Error(), ": "+tc.field), err.Error())
+			if tc.cc != nil {
+				require.Equal(t, before, tc.cc.writes.Load(), "nothing may be sent")
+			}
+			_, err = tc.c.Status(ctx, "r", "")
+			require.NoError(t, err, "the connection stays usable")
+		})
+	}
+
+	// The valid key's effect is untouched: its result is still "first".
+	st, err := agent.Status(ctx, "r", "\ufffd")
+	require.NoError(t, err)
+	require.NotNil(t, st.Effect)
+	require.Equal(t, "first", st.Effect.Result)
+
+	t.Run("dial token", func(t *testing.T) {
+		_, err := Dial(ctx, addr, "agent-token-\xff")
+		require.ErrorIs(t, err, ErrNotUTF8)
+		require.True(t, strings.HasSuffix(err.Error(), ": token"), err.Error())
+	})
+}
+
+// TestRequestTooLarge checks that a request whose encoded line is over
+// proto.LineBytesMax is refused for that call only: the connection and the calls after
+// it keep working.
+func TestRequestTooLarge(t *testing.T) {
+	addr := startGate(t)
+	ctx := context.Background()
+	op := dial(t, addr, operatorToken)
+	_, err := op.Open(ctx, "r", 0)
+	require.NoError(t, err)
+	agent, cc := dialCounting(t, addr, agentToken)
+	_, err = agent.Admit(ctx, "r", "k", 1, AdmitOptions{})
+	require.NoError(t, err)
+
+	// Each control character escapes to \u00XX (6 bytes): within ResultBytesMax, but
+	// the line is about 6 times over LineBytesMax/6.
+	ctl := strings.Repeat("\x01", proto.ResultBytesMax)
+	before := cc.writes.Load()
+	_, err = agent.Complete(ctx, "r", "k", core.OutcomeOK, ctl)
+	require.ErrorIs(t, err, ErrRequestTooLarge)
+	require.NotErrorIs(t, err, ErrClosed)
+	require.Equal(t, before, cc.writes.Load(), "nothing may be sent")
+
+	// The connection still works, and the effect can be completed with a result that
+	// fits (the same number of bytes, unescaped).
+	res, err := agent.Complete(ctx, "r", "k", core.OutcomeOK, strings.Repeat("a", proto.ResultBytesMax))
+	require.NoError(t, err)
+	require.False(t, res.Repeat)
+	st, err := agent.Status(ctx, "r", "k")
+	require.NoError(t, err)
+	require.Len(t, st.Effect.Result, proto.ResultBytesMax)
+}
+
+// TestLineBound checks the bound itself: a line of exactly LineBytesMax bytes is sent,
+// one byte more is refused.
+func TestLineBound(t *testing.T) {
+	req := &proto.Request{ID: proto.IntID(1), Method: proto.MethodComplete, Run: "r", Key: "k", Outcome: core.OutcomeOK, Result: "x"}
+	base := len(proto.AppendRequest(nil, req)) - 1 - 1 // without LF and the one-byte result
+	for _, tc := range []struct {
+		extra   int
+		tooLong bool
+	}{{0, false}, {1, true}} {
+		a, b := net.Pipe()
+		c := newClient(a)
+		lines := make(chan []byte, 1)
+		go func() {
+			line, _ := bufio.NewReader(b).ReadBytes('\n')
+			lines <- line
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		// Result sized so that the line (id 1) is LineBytesMax + extra bytes long.
+		_, err := c.Complete(ctx, "r", "k", core.OutcomeOK, strings.Repeat("y", proto.LineBytesMax-base+tc.extra))
+		cancel()
+		if tc.tooLong {
+			require.ErrorIs(t, err, ErrRequestTooLarge)
+		} else {
+			require.ErrorIs(t, err, context.DeadlineExceeded) // sent; nobody answers
+			line := <-lines
+			require.Len(t, line, proto.LineBytesMax+1)
+		}
+		c.Close()
+		b.Close()
+	}
+}
+
+// TestWriteErrorSticky checks that a write cut by the ctx deadline after part of the
+// line went out breaks the client for good (sticky error wrapping both ErrClosed and
+// the cause) and closes the socket, so that no later request is glued to the half line.
+func TestWriteErrorSticky(t *testing.T) {
+	a, b := net.Pipe()
+	defer b.Close()
+	c := newClient(a)
+	defer c.Close()
+	got := make(chan []byte, 1)
+	readErr := make(chan error, 1)
+	go func() {
+		buf := make([]byte, 10)
+		n, _ := io.ReadFull(b, buf) // take part of the first line, then stall
+		got <- buf[:n]
+		time.Sleep(300 * time.Millisecond) // the write deadline passes meanwhile
+		b.SetReadDeadline(time.Now().Add(2 * time.Second))
+		rest, err := io.ReadAll(b)
+		got <- rest
+		readErr <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	_, err := c.Status(ctx, "r", "")
+	cancel()
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	require.Len(t, <-got, 10)
+
+	// The next call fails at once with the sticky error and writes nothing.
+	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err = c.Status(ctx, "r", "")
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	require.Empty(t, <-got, "nothing after the half line")
+	require.NoError(t, <-readErr, "the peer sees the socket closed (EOF)")
+}
+
+// TestBrokenClosesSocket checks that a connection the client finds broken (here: an
+// error answer with a null id) is closed, so that the server drops its parked admits,
+// and that calls in flight fail with ErrClosed wrapping the cause.
+func TestBrokenClosesSocket(t *testing.T) {
+	a, b := net.Pipe()
+	defer b.Close()
+	c := newClient(a)
+	defer c.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Admit(context.Background(), "r", "k", 1, AdmitOptions{Wait: time.Minute})
+		done <- err
+	}()
+	r := bufio.NewReader(b)
+	_, err := r.ReadBytes('\n')
+	require.NoError(t, err)
+	_, err = b.Write(proto.AppendError(nil, proto.ID{Kind: proto.IDNull}, proto.ErrOverloaded))
+	require.NoError(t, err)
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, ErrClosed)
+		require.ErrorIs(t, err, proto.ErrOverloaded)
+	case <-time.After(2 * time.Second):
+		t.Fatal("the call in flight did not fail")
+	}
+	b.SetReadDeadline(time.Now().Add(2 * time.Second))
+	_, err = r.ReadByte()
+	require.ErrorIs(t, err, io.EOF, "the client must close the socket")
+	_, err = c.Status(context.Background(), "r", "")
+	require.ErrorIs(t, err, ErrClosed)
+}
+
+// TestBrokenDropsParkedAdmit checks against a real gate that when the client finds its
+// connection broken while an admit is parked, the call fails with ErrClosed and the
+// socket is closed (which is what makes the gate drop the parked admit rather than
+// admit it for nobody).
+func TestBrokenDropsParkedAdmit(t *testing.T) {
+	addr := startGate(t)
+	ctx := context.Background()
+	op := dial(t, addr, operatorToken)
+	_, err := op.Open(ctx, "r", 0)
+	require.NoError(t, err)
+	agent := dial(t, addr, agentToken)
+	nc := agent.nc
+	parked := make(chan error, 1)
+	go func() {
+		_, err := agent.Admit(ctx, "r", "k", 1, AdmitOptions{Gated: true, Wait: time.Minute})
+		parked <- err
+	}()
+	// Wait until the admit is pending at the gate.
+	require.Eventually(t, func() bool {
+		st, err := op.Status(ctx, "r", "k")
+		return err == nil && st.Effect != nil
+	}, 5*time.Second, 5*time.Millisecond)
+	agent.broken(errors.New("test: broken"))
+	select {
+	case err := <-parked:
+		require.ErrorIs(t, err, ErrClosed)
+	case <-time.After(2 * time.Second):
+		t.Fatal("the parked admit did not fail")
+	}
+	_, err = nc.Write([]byte("{}\n"))
+	require.Error(t, err, "the socket must be closed")
+}
+
+// TestAdmitWaitMs checks the wait_ms Admit sends: clamped to proto.WaitMsMax (a longer
+// wait would be refused as invalid), a positive sub-millisecond wait rounded up to 1.
+func TestAdmitWaitMs(t *testing.T) {
+	for _, tc := range []struct {
+		wait time.Duration
+		ms   int64
+	}{
+		{0, 0},
+		{-time.Second, 0},
+		{time.Nanosecond, 1},
+		{999 * time.Microsecond, 1},
+		{time.Millisecond, 1},
+		{1500 * time.Microsecond, 1},
+		{2 * time.Second, 2000},
+		{5 * time.Minute, proto.WaitMsMax},
+		{5*time.Minute + time.Millisecond, proto.WaitMsMax},
+		{time.Hour, proto.WaitMsMax},
+	} {
+		a, b := net.Pipe()
+		c := newClient(a)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			c.Admit(ctx, "r", "k", 1, AdmitOptions{Wait: tc.wait})
+			close(done)
+		}()
+		line, err := bufio.NewReader(b).ReadBytes('\n')
+		require.NoError(t, err)
+		cancel()
+		<-done
+		req, err := proto.Decode(line)
+		require.NoError(t, err, "the gate must accept the request (wait %v)", tc.wait)
+		require.Equal(t, tc.ms, req.WaitMs, "wait %v", tc.wait)
+		c.Close()
+		b.Close()
+	}
+}
+
+// TestAdmitLongWaitAccepted checks against a real gate that an admit with a wait over
+// the gate's bound is parked (not refused as invalid) and answered by a decision.
+func TestAdmitLongWaitAccepted(t *testing.T) {
+	addr := startGate(t)
+	ctx := context.Background()
+	op := dial(t, addr, operatorToken)
+	_, err := op.Open(ctx, "r", 0)
+	require.NoError(t, err)
+	agent := dial(t, addr, agentToken)
+	appr := dial(t, addr, approverToken)
+	type answer struct {
+		res proto.AdmitResult
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := agent.Admit(ctx, "r", "k", 1, AdmitOptions{Gated: true, Wait: 10 * time.Minute})
+		done <- answer{res, err}
+	}()
+	require.Eventually(t, func() bool {
+		_, err := appr.Decide(ctx, "r", "k", core.Approve)
+		return err == nil
+	}, 5*time.Second, 5*time.Millisecond)
+	select {
+	case a := <-done:
+		require.NoError(t, a.err)
+		require.Equal(t, core.AnswerAdmit, a.res.Answer)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the parked admit was not answered by the decision")
+	}
+}
+
+// TestAdmitWaitNoBusyLoop checks that AdmitWait near its deadline returns the last held
+// answer instead of asking again and again with 1 ms waits.
+func TestAdmitWaitNoBusyLoop(t *testing.T) {
+	addr := startGate(t)
+	ctx := context.Background()
+	op := dial(t, addr, operatorToken)
+	_, err := op.Open(ctx, "r", 0)
+	require.NoError(t, err)
+	agent, cc := dialCounting(t, addr, agentToken)
+	wctx, cancel := context.WithTimeout(ctx, 400*time.Millisecond)
+	defer cancel()
+	res, err := agent.AdmitWait(wctx, "r", "k", 1, true, time.Second)
+	require.NoError(t, err)
+	require.Equal(t, core.AnswerHeld, res.Answer)
+	require.LessOrEqual(t, cc.admits.Load(), int64(2), "asks")
+	require.NoError(t, wctx.Err(), "AdmitWait returns before the deadline")
+}
+
+// TestWriteTurnHonoursCtx checks that a call waiting for another call's blocked write
+// gives up when its context ends.
+func TestWriteTurnHonoursCtx(t *testing.T) {
+	a, b := net.Pipe() // nobody reads b: the first write blocks
+	defer b.Close()
+	c := newClient(a)
+	first := make(chan error, 1)
+	go func() {
+		_, err := c.Status(context.Background(), "r", "")
+		first <- err
+	}()
+	require.Eventually(t, func() bool { return len(c.wsem) == 1 }, 2*time.Second, time.Millisecond)
+	second := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		_, err := c.Status(ctx, "r", "")
+		second <- err
+	}()
+	select {
+	case err := <-second:
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		require.NotErrorIs(t, err, ErrClosed)
+	case <-time.After(2 * time.Second):
+		t.Fatal("the waiting call ignored its context")
+	}
+	c.Close()
+	require.ErrorIs(t, <-first, ErrClosed)
+}
