@@ -52,7 +52,7 @@ func newCall(name, usage, about string) *callFlags {
 	cf.timeout = fs.Duration("timeout", 10*time.Second, "give up after this long (the request's outcome is then unknown)")
 	cf.json = fs.Bool("json", false, "print the gate's answer as JSON")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: %s\n\n%s\n\nExit codes: 0 done (admit: perform the effect), 1 failure, 2 usage,\n3 held, 4 denied, 5 refused by the gate (typed error), 6 duplicate (already admitted).\n\nFlags:\n", usage, about)
+		fmt.Fprintf(fs.Output(), "Usage: %s\n\n%s\n\nExit codes: 0 done (admit: perform the effect), 1 failure, 2 usage (and -h),\n3 held, 4 denied, 5 refused by the gate (typed error), 6 duplicate (already admitted).\n\nFlags:\n", usage, about)
 		fs.PrintDefaults()
 	}
 	return cf
@@ -60,9 +60,7 @@ func newCall(name, usage, about string) *callFlags {
 
 func (cf *callFlags) parse(args []string, nargs ...int) ([]string, int) {
 	if err := cf.fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, exitOK
-		}
+		// -h too exits with the usage code: for admit, exit 0 means "perform the effect".
 		return nil, exitUsage
 	}
 	for _, n := range nargs {

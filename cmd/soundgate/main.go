@@ -14,7 +14,7 @@ import (
 
 // Exit codes shared by every subcommand, so that shell scripts can branch on them.
 const (
-	exitOK       = 0 // done; for admit: the answer was admit or duplicate
+	exitOK       = 0 // done; for admit: the answer was admit (perform the effect)
 	exitFailure  = 1 // the operation failed (connection, server error)
 	exitUsage    = 2 // bad flags or arguments
 	exitHeld     = 3 // admit answered held

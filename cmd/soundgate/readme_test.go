@@ -122,4 +122,6 @@ func TestReadmeWalkthrough(t *testing.T) {
 	require.Equal(t, exitUsage, code)
 	_, code = run("", "admit", "demo-1", "k")
 	require.Equal(t, exitUsage, code)
+	_, code = run(agent, "admit", "-h")
+	require.Equal(t, exitUsage, code, "admit -h must not exit 0 (perform the effect)")
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/proto"
 	"github.com/soundgate/soundgate/impl/server"
 	"github.com/soundgate/soundgate/impl/wal"
 )
@@ -55,6 +56,22 @@ Flags:
 	if fs.NArg() != 0 {
 		return fail(exitUsage, "serve takes no arguments (got %q)", fs.Args())
 	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"max-runs", cl.RunsMax}, {"max-keys-per-run", cl.KeysPerRunMax}, {"max-pending-per-run", cl.PendingPerRunMax},
+		{"max-result-bytes", cl.ResultBytesMax}, {"max-connections", sl.ConnectionsMax}, {"max-waiters", sl.WaitersMax}} {
+		if f.v < 1 {
+			return fail(exitUsage, "--%s must be at least 1", f.name)
+		}
+	}
+	if cl.ResultBytesMax > proto.ResultBytesMax {
+		return fail(exitUsage, "--max-result-bytes is at most %d (the wire's limit)", proto.ResultBytesMax)
+	}
+	// Signals are caught from the start, so that a SIGTERM during recovery or start-up
+	// still ends in an orderly shutdown.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	level := slog.LevelInfo
 	if *verbose {
 		level = slog.LevelDebug
@@ -121,11 +138,9 @@ Flags:
 	}
 	stopSnap := make(chan struct{})
 	if wlog != nil && *snapEvery > 0 {
-		go snapshotLoop(srv, wlog, uint64(*snapEvery), logger, stopSnap)
+		go snapshotLoop(srv, wlog, uint64(*snapEvery), wlog.Stats().SnapshotLSN, logger, stopSnap)
 	}
 
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	code := exitOK
 	select {
 	case s := <-sig:
@@ -149,10 +164,9 @@ Flags:
 }
 
 // snapshotLoop compacts the log every `every` records, so that the disk stays bounded.
-func snapshotLoop(srv *server.Server, l *wal.Log, every uint64, logger *slog.Logger, stop chan struct{}) {
+func snapshotLoop(srv *server.Server, l *wal.Log, every uint64, lastSnap wal.LSN, logger *slog.Logger, stop chan struct{}) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	var lastSnap wal.LSN
 	for {
 		select {
 		case <-stop:
