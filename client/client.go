@@ -82,6 +82,9 @@ func newClient(nc net.Conn) *Client {
 // Dial connects to a gate at addr and says hello with token. addr is "unix:/path",
 // a path starting with "/", or "host:port" for TCP.
 func Dial(ctx context.Context, addr, token string) (*Client, error) {
+	if !utf8.ValidString(token) {
+		return nil, fmt.Errorf("%w: token", ErrNotUTF8) // before dialing: nothing is sent
+	}
 	network, address := "tcp", addr
 	switch {
 	case strings.HasPrefix(addr, "unix:"):
@@ -339,12 +342,14 @@ func (c *Client) AdmitWait(ctx context.Context, run, key string, epoch uint64, g
 	for asked := false; ; asked = true {
 		wait := waitStep
 		if dl, ok := ctx.Deadline(); ok {
-			wait = min(wait, time.Until(dl)-admitWaitMargin)
-			if wait < admitWaitStepMin {
-				if asked {
-					return last, nil
-				}
-				wait = 0 // the first ask: answered at once
+			left := time.Until(dl) - admitWaitMargin
+			switch {
+			case left >= admitWaitStepMin:
+				wait = min(wait, left)
+			case asked:
+				return last, nil
+			default:
+				wait = 0 // the first ask, with little time left: answered at once
 			}
 		}
 		res, err := c.Admit(ctx, run, key, epoch, AdmitOptions{Gated: gated, Wait: wait})

@@ -166,6 +166,9 @@ func TestNotUTF8(t *testing.T) {
 		_, err := Dial(ctx, addr, "agent-token-\xff")
 		require.ErrorIs(t, err, ErrNotUTF8)
 		require.True(t, strings.HasSuffix(err.Error(), ": token"), err.Error())
+		// Refused before dialing: no address is even tried.
+		_, err = Dial(ctx, filepath.Join(t.TempDir(), "none.sock"), "\xff")
+		require.ErrorIs(t, err, ErrNotUTF8)
 	})
 }
 
@@ -451,4 +454,37 @@ func TestWriteTurnHonoursCtx(t *testing.T) {
 	}
 	c.Close()
 	require.ErrorIs(t, <-first, ErrClosed)
+}
+
+// TestAdmitWaitShortSteps checks that AdmitWait with a step shorter than
+// admitWaitStepMin keeps asking while time is left (it stops early only for lack of
+// time, not for a short step) and returns the answer a decision gives.
+func TestAdmitWaitShortSteps(t *testing.T) {
+	addr := startGate(t)
+	ctx := context.Background()
+	op := dial(t, addr, operatorToken)
+	_, err := op.Open(ctx, "r", 0)
+	require.NoError(t, err)
+	agent, cc := dialCounting(t, addr, agentToken)
+	appr := dial(t, addr, approverToken)
+	decided := make(chan error, 1)
+	go func() {
+		// Decide once the approval is pending and the agent has asked a few times.
+		for ctx.Err() == nil {
+			st, err := op.Status(ctx, "r", "")
+			if err == nil && len(st.Pending) == 1 && cc.admits.Load() >= 3 {
+				_, err = appr.Decide(ctx, "r", "k", core.Approve)
+				decided <- err
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	res, err := agent.AdmitWait(wctx, "r", "k", 1, true, 2*time.Millisecond)
+	require.NoError(t, err)
+	require.Equal(t, core.AnswerAdmit, res.Answer)
+	require.GreaterOrEqual(t, cc.admits.Load(), int64(3), "asks")
+	require.NoError(t, <-decided)
 }
