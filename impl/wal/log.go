@@ -160,6 +160,13 @@ func open(fsys walfs.FS, dir string, segBytes int64, lock io.Closer) (*Log, erro
 		if err != nil {
 			return nil, fmt.Errorf("soundgate/wal: open active segment: %w", err)
 		}
+		// After a kill -9 (not a power loss) the tail that recovery just read may still
+		// be only in the page cache. Replay treats it as durable and the gate answers
+		// from it, so make it so now: sync before anything rests on it.
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("soundgate/wal: sync the recovered active segment: %w", err)
+		}
 		l.file = f
 		l.activeLen = s.end
 	}
