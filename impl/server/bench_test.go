@@ -86,7 +86,10 @@ func BenchmarkPipelined(b *testing.B) {
 			ctx := context.Background()
 			op, _ := client.Dial(ctx, sock, operatorToken)
 			defer op.Close()
-			op.Open(ctx, "bench", 0)
+			const runs = 256 // spread the keys: one run holds at most KeysPerRunMax of them
+			for r := 0; r < runs; r++ {
+				op.Open(ctx, fmt.Sprint("bench-", r), 0)
+			}
 			conns := make([]*client.Client, 4)
 			for i := range conns {
 				conns[i], _ = client.Dial(ctx, sock, agentToken)
@@ -99,7 +102,7 @@ func BenchmarkPipelined(b *testing.B) {
 				c := conns[seq.Add(1)%4]
 				for pb.Next() {
 					k := seq.Add(1)
-					res, err := c.Admit(ctx, "bench", fmt.Sprint(k), 1, client.AdmitOptions{})
+					res, err := c.Admit(ctx, fmt.Sprint("bench-", k%runs), fmt.Sprint(k), 1, client.AdmitOptions{})
 					if err != nil || res.Answer != core.AnswerAdmit {
 						b.Error(res, err)
 						return
