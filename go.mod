@@ -3,21 +3,21 @@ module github.com/soundgate/soundgate
 go 1.26.0
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
+	github.com/cockroachdb/datadriven v1.0.3
 	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/landlock-lsm/go-landlock v0.11.2
+	github.com/leanovate/gopter v0.2.11
+	github.com/stretchr/testify v1.12.1
 	golang.org/x/net v0.61.0
 	golang.org/x/sys v0.50.0
+	golang.org/x/tools v0.52.0
 	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78
 )
 
 require (
-	github.com/anishathalye/porcupine v1.3.1 // indirect
-	github.com/cockroachdb/datadriven v1.0.3 // indirect
-	github.com/leanovate/gopter v0.2.11 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/tools v0.52.0 // indirect
 )
