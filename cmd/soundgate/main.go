@@ -21,7 +21,6 @@ const (
 	exitDenied   = 4 // admit answered denied (the reason is printed)
 	exitRefused  = 5 // the gate refused the request with a typed error (printed)
 	exitDup      = 6 // admit answered duplicate: the effect was already admitted, do not redo it
-	exitInternal = 70
 )
 
 // command is one subcommand of soundgate.
