@@ -14,13 +14,13 @@ import (
 
 // Exit codes shared by every subcommand, so that shell scripts can branch on them.
 const (
-	exitOK       = 0 // done; for admit: the answer was admit (perform the effect)
-	exitFailure  = 1 // the operation failed (connection, server error)
-	exitUsage    = 2 // bad flags or arguments
-	exitHeld     = 3 // admit answered held
-	exitDenied   = 4 // admit answered denied (the reason is printed)
-	exitRefused  = 5 // the gate refused the request with a typed error (printed)
-	exitDup      = 6 // admit answered duplicate: the effect was already admitted, do not redo it
+	exitOK      = 0 // done; for admit: the answer was admit (perform the effect)
+	exitFailure = 1 // the operation failed (connection, server error)
+	exitUsage   = 2 // bad flags or arguments
+	exitHeld    = 3 // admit answered held
+	exitDenied  = 4 // admit answered denied (the reason is printed)
+	exitRefused = 5 // the gate refused the request with a typed error (printed)
+	exitDup     = 6 // admit answered duplicate: the effect was already admitted, do not redo it
 )
 
 // command is one subcommand of soundgate.
