@@ -158,6 +158,16 @@ func (w *lineWriter) String() string {
 	return w.all.String()
 }
 
+// hiddenInSandbox reports whether path lies where the sandbox mounts an empty tmpfs.
+func hiddenInSandbox(path string) bool {
+	for _, dir := range []string{"/tmp", "/run", "/var/run"} {
+		if path == dir || strings.HasPrefix(path, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // requireFrameworkProbe finds node and the probe's node_modules, or skips saying
 // how to install them (fails with SOUNDGATE_REQUIRE_PROBES=1).
 func requireFrameworkProbe(t *testing.T) (node, root string) {
@@ -258,14 +268,22 @@ func TestFrameworkProbe(t *testing.T) {
 			t.Cleanup(func() { stdinR.Close(); stdinW.Close() })
 			out := &lineWriter{lines: make(chan string, 64)}
 			proxyURL := fmt.Sprintf("http://127.0.0.1:%d", sandbox.DefaultProxyPort)
-			sb, err := sandbox.Start(sandbox.Config{
+			cfg := sandbox.Config{
 				Argv: []string{node, filepath.Join(root, frameworkProbe)},
 				Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "HTTP_PROXY=" + proxyURL, "http_proxy=" + proxyURL,
 					"SOUNDGATE_RUN=" + run, "SOUNDGATE_PROBE_SINK=" + sk.url},
 				Dir:         filepath.Join(root, "probes", "js"),
 				WritableTmp: true,
 				Stdin:       stdinR, Stdout: out, Stderr: out,
-			})
+			}
+			if hiddenInSandbox(root) {
+				// A checkout under /tmp or /run (a CI clone) is covered by the sandbox's
+				// empty tmpfs: show the probe's folder read-only. A read-only path under
+				// /tmp excludes a writable /tmp (sandbox.Config.ReadOnly).
+				cfg.ReadOnly = []string{filepath.Join(root, "probes", "js")}
+				cfg.WritableTmp = false
+			}
+			sb, err := sandbox.Start(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
