@@ -104,8 +104,11 @@ async function stopRun(env, how, body, { control = false } = {}) {
     await env.stopped("cancel", ac);
     await p;
   } else {
-    await p; // the framework's own timeout fired and invoke rejected
-    await env.stopped("timeout", null);
+    // The timeout's moment is its deadline, not when invoke settles (LangGraph's
+    // timeout has been seen not to fire at all; see langgraph_toolnode.mjs).
+    const deadline = sleep(TIMING.stopAfterMs).then(() => env.stopped("timeout", null));
+    await p;
+    await deadline;
   }
   await sleep(TIMING.settleMs);
 }

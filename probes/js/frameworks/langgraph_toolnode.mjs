@@ -95,8 +95,12 @@ async function stopRun(env, how, body, { control = false } = {}) {
     await env.stopped("cancel", ac);
     await p;
   } else {
+    // The timeout's moment is its deadline, not when invoke settles: LangGraph's
+    // timeout has been seen not to fire at all (the invoke then resolves after the
+    // tool committed), which must not read as a clean stop.
+    const deadline = sleep(TIMING.stopAfterMs).then(() => env.stopped("timeout", null));
     await p;
-    await env.stopped("timeout", null);
+    await deadline;
   }
   await sleep(TIMING.settleMs);
 }
