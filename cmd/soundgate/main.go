@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 )
@@ -79,7 +80,31 @@ func dispatch(args []string) int {
 		usage(os.Stderr)
 		return exitUsage
 	}
+	if path := os.Getenv(cpuProfileEnv); path != "" {
+		stop, err := startCPUProfile(path)
+		if err != nil {
+			return fail(exitFailure, "%s: %v", cpuProfileEnv, err)
+		}
+		defer stop()
+	}
 	return c.run(args[1:])
+}
+
+// cpuProfileEnv names a file that receives a CPU profile of the whole command (go tool
+// pprof reads it): how docs/verify/wal.md finds where a benchmark's CPU goes, in the
+// gate and in the load generator, without a second build.
+const cpuProfileEnv = "SOUNDGATE_CPUPROFILE"
+
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // fail prints a one-line error in the common format and returns code.

@@ -23,6 +23,12 @@ const (
 	// PendingBytesMax bounds the bytes appended and not yet handed to the disk:
 	// beyond it, Append writes the backlog itself or waits for the writer (back-pressure).
 	PendingBytesMax = 64 << 20
+	// allocChunkBytes is how far ahead of the write position the active segment's
+	// space is reserved (File.Allocate), so that group commits overwrite reserved
+	// zeros instead of growing the file: an fdatasync then has no new size to write
+	// back. Reserving a chunk at a time, not the whole segment, keeps a young log
+	// small and bounds the zeros recovery reads past the last record.
+	allocChunkBytes = 1 << 20
 )
 
 // Options configure Open. The zero value is the real file system and default sizes.
@@ -87,10 +93,17 @@ type Log struct {
 
 	file     walfs.File // active segment; used only by the committer (and Open/Close)
 	filePath string     // its path
-	done     chan struct{}
-	snapMu   sync.Mutex // serialises Snapshot calls
-	snapPath string
-	lock     io.Closer // the directory's lock, released by Close
+	// writeOff and allocEnd belong to whoever writes (the leader or the committer,
+	// one at a time: l.syncing) and to Open: the offset of the next record in the
+	// active file, and how far its space is reserved (0: not reserved, or the file
+	// system cannot).
+	writeOff  int64
+	allocEnd  int64
+	noReserve bool // the file system cannot reserve space
+	done      chan struct{}
+	snapMu    sync.Mutex // serialises Snapshot calls
+	snapPath  string
+	lock      io.Closer // the directory's lock, released by Close
 }
 
 // Open opens (creating if needed) the log in dir and recovers it: it verifies every
@@ -163,11 +176,13 @@ func open(fsys walfs.FS, dir string, segBytes int64, lock io.Closer) (*Log, erro
 		// After a kill -9 (not a power loss) the tail that recovery just read may still
 		// be only in the page cache. Replay treats it as durable and the gate answers
 		// from it, so make it so now: sync before anything rests on it.
+		l.file = f
+		l.writeOff = s.end
+		l.reserve(s.end)
 		if err := f.Sync(); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("soundgate/wal: sync the recovered active segment: %w", err)
 		}
-		l.file = f
 		l.activeLen = s.end
 	}
 	l.activeSeg = l.segments[len(l.segments)-1].num
@@ -186,20 +201,42 @@ func (l *Log) createSegment(num uint64, firstLSN LSN) error {
 	if err != nil {
 		return &FailedError{Op: "create segment", Path: p, Err: err}
 	}
-	if _, err := f.Write(encodeSegmentHeader(segmentHeader{segment: num, firstLSN: firstLSN})); err != nil {
+	if _, err := f.WriteAt(encodeSegmentHeader(segmentHeader{segment: num, firstLSN: firstLSN}), 0); err != nil {
 		f.Close()
 		return &FailedError{Op: "write segment header", Path: p, Err: err}
 	}
+	l.file, l.filePath = f, p
+	l.writeOff, l.allocEnd = segmentHeaderBytes, 0
+	l.reserve(segmentHeaderBytes)
 	if err := f.Sync(); err != nil {
 		f.Close()
+		l.file = nil
 		return &FailedError{Op: "fdatasync", Path: p, Err: err}
 	}
 	if err := l.fs.SyncDir(l.dir); err != nil {
 		f.Close()
+		l.file = nil
 		return &FailedError{Op: "sync dir", Path: l.dir, Err: err}
 	}
-	l.file, l.filePath = f, p
 	return nil
+}
+
+// reserve makes sure the active file's space is reserved past need (the end of the
+// bytes about to be written), a chunk at a time and not beyond the segment size
+// unless a record needs it. Reserving is an optimisation only: when it fails (no
+// fallocate, a full disk) the log writes without it, and the write or the fdatasync
+// reports a real failure. Called by the writer (or Open), without mu.
+func (l *Log) reserve(need int64) {
+	if need <= l.allocEnd || l.noReserve {
+		return
+	}
+	end := max(min(l.writeOff+allocChunkBytes, l.segmentBytes), need)
+	if err := l.file.Allocate(end); err != nil {
+		// Unsupported: never again. Anything else (a full disk): try again next time.
+		l.noReserve = errors.Is(err, walfs.ErrAllocateUnsupported)
+		return
+	}
+	l.allocEnd = end
 }
 
 // Replay calls snapshot with the newest snapshot, if there is one, and then record
@@ -413,7 +450,11 @@ func (l *Log) Close() error {
 	l.durableCh = make(chan struct{})
 	var cerr error
 	if l.file != nil {
-		cerr = l.file.Close()
+		if l.err == nil && l.allocEnd > 0 {
+			// A clean close leaves no reserved zeros behind: only a crash does.
+			cerr = errors.Join(l.file.Truncate(l.writeOff), l.file.Sync())
+		}
+		cerr = errors.Join(cerr, l.file.Close())
 		l.file = nil
 	}
 	if l.lock != nil {
@@ -514,6 +555,11 @@ func (l *Log) writeBatch(batch []chunk) error {
 	for _, c := range batch {
 		if c.newSegment {
 			path := l.filePath
+			// Cut the reserved zeros off: only the last segment may end in them
+			// (recovery treats a segment that is not the last strictly).
+			if err := l.file.Truncate(l.writeOff); err != nil {
+				return &FailedError{Op: "truncate", Path: path, Err: err}
+			}
 			if err := l.file.Sync(); err != nil {
 				return &FailedError{Op: "fdatasync", Path: path, Err: err}
 			}
@@ -529,7 +575,9 @@ func (l *Log) writeBatch(batch []chunk) error {
 			l.mu.Unlock()
 		}
 		path := l.filePath
-		n, err := l.file.Write(c.data)
+		l.reserve(l.writeOff + int64(len(c.data)))
+		n, err := l.file.WriteAt(c.data, l.writeOff)
+		l.writeOff += int64(n)
 		if err == nil && n != len(c.data) {
 			err = fmt.Errorf("short write: %d of %d bytes", n, len(c.data))
 		}

@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -140,6 +141,11 @@ func recoverDir(fsys walfs.FS, dir string) (*recovered, []string, error) {
 				off = r.end
 				continue
 			}
+			if last && allZero(b[off:]) {
+				// Space reserved ahead of the writer (Allocate) and never written:
+				// the clean end of the log, not damage. Nothing to repair.
+				break
+			}
 			if last && ClassifyDamage(b, off, want) == Torn {
 				rec.tornAt = int64(off)
 				rec.tornBytes = int64(len(b) - off)
@@ -207,4 +213,20 @@ func repair(fsys walfs.FS, dir string, rec *recovered, junk []string) error {
 		}
 	}
 	return nil
+}
+
+// allZero reports whether b holds only zero bytes.
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -161,7 +161,9 @@ func TestStructuralCorruption(t *testing.T) {
 }
 
 // TestTornTail: cutting the log anywhere inside its last record, or zero-filling it,
-// is a torn tail: Open truncates it and keeps every record before it.
+// is a torn tail: Open truncates it and keeps every record before it. Where the
+// file system can reserve space, Open reserves it again after the cut: the torn bytes
+// must be gone (zeros), the size is the reservation's.
 func TestTornTail(t *testing.T) {
 	fsys0, offs := buildLog(t, 30, 90)
 	last := offs[segmentName(4)]
@@ -169,8 +171,10 @@ func TestTornTail(t *testing.T) {
 	b, _ := fsys0.ReadFile(segPath(4))
 	full := len(b)
 	for cut := lastOff + 1; cut < full; cut++ {
-		for _, fill := range []string{"cut", "zero-filled"} {
+		for _, fill := range []string{"cut", "zero-filled", "cut, no reservation"} {
 			fsys, _ := buildLog(t, 30, 90)
+			alloc := fill != "cut, no reservation"
+			fsys.SetAllocate(alloc)
 			seg, _ := fsys.ReadFile(segPath(4))
 			seg = seg[:cut]
 			if fill == "zero-filled" {
@@ -185,8 +189,15 @@ func TestTornTail(t *testing.T) {
 			if len(r.lsns) != 29 {
 				t.Fatalf("%s at %d: recovered %d records, want 29", fill, cut, len(r.lsns))
 			}
-			if got := fsys.Size(segPath(4)); got != int64(lastOff) {
-				t.Fatalf("%s at %d: segment is %d bytes after repair, want %d", fill, cut, got, lastOff)
+			if st := l.Stats(); st.TornBytes == 0 {
+				t.Fatalf("%s at %d: Stats.TornBytes = 0, want the torn tail's size", fill, cut)
+			}
+			after, _ := fsys.ReadFile(segPath(4))
+			switch {
+			case !alloc && len(after) != lastOff:
+				t.Fatalf("%s at %d: segment is %d bytes after repair, want %d", fill, cut, len(after), lastOff)
+			case alloc && (len(after) < lastOff || !allZero(after[lastOff:])):
+				t.Fatalf("%s at %d: after repair the segment (%d bytes) keeps bytes of the torn record past %d", fill, cut, len(after), lastOff)
 			}
 			if lsn := appendWait(t, l, []byte("next")); lsn != 30 {
 				t.Fatalf("next lsn %d, want 30", lsn)

@@ -29,10 +29,11 @@ const (
 	OpRename
 	OpRemove
 	OpSyncDir
+	OpAllocate
 	opCount
 )
 
-var opNames = [opCount]string{"write", "sync", "truncate", "create", "open", "read", "rename", "remove", "syncdir"}
+var opNames = [opCount]string{"write", "sync", "truncate", "create", "open", "read", "rename", "remove", "syncdir", "allocate"}
 
 // String returns the operation's name, as in error messages and traces.
 func (o Op) String() string {
@@ -75,10 +76,11 @@ type Fault struct {
 //   - entries: the durable entries, plus a random prefix (in order) of the creates,
 //     renames and removes done since the last SyncDir (journaled metadata is
 //     applied in order);
-//   - content: each file's durable content, plus a random prefix of the bytes it
-//     appended since its last Sync (page cache written back in order; a write may
-//     be cut anywhere, leaving a torn record). A file truncated since its last Sync
-//     keeps its durable content.
+//   - content: each file's durable content, plus a random prefix of the writes done
+//     to it since its last Sync, applied in order (page cache written back in
+//     order; the last write kept may be cut anywhere, leaving a torn record). An
+//     Allocate counts as a write of zeros. A file truncated below its durable size
+//     since its last Sync keeps its durable content.
 //
 // With a nil random source, Crash keeps exactly the durable state.
 type FaultFS struct {
@@ -100,12 +102,60 @@ type FaultFS struct {
 	trace    []string           // the last traceMax operations, for failure reports
 	locks    map[string]bool    // paths locked by Lock (released by a crash)
 	syncWait time.Duration      // each successful Sync takes this long (outside mu)
+	noAlloc  bool               // File.Allocate answers ErrAllocateUnsupported
 }
 
 type inode struct {
 	data      []byte
 	durable   []byte
-	truncated bool // truncated below its durable length since the last Sync
+	pending   []span // writes since the last Sync, in order (what a crash may keep)
+	truncated bool   // truncated below its durable length since the last Sync
+}
+
+// span is one write: b at offset off.
+type span struct {
+	off int64
+	b   []byte
+}
+
+// write applies p at off to the visible content (zero-filling a gap past the end)
+// and records it as pending.
+func (n *inode) write(p []byte, off int64) {
+	if gap := off - int64(len(n.data)); gap > 0 {
+		n.pending = append(n.pending, span{off: int64(len(n.data)), b: make([]byte, gap)})
+		n.data = append(n.data, make([]byte, gap)...)
+	}
+	n.pending = append(n.pending, span{off: off, b: append([]byte(nil), p...)})
+	if end := off + int64(len(p)); end > int64(len(n.data)) {
+		n.data = append(n.data, make([]byte, end-int64(len(n.data)))...)
+	}
+	copy(n.data[off:], p)
+}
+
+// crashContent is what a crash leaves of the file: the durable content plus the
+// first keep bytes of the pending writes, in order.
+func (n *inode) crashContent(keep int) []byte {
+	out := append([]byte(nil), n.durable...)
+	for _, w := range n.pending {
+		if keep <= 0 {
+			break
+		}
+		b := w.b[:min(len(w.b), keep)]
+		keep -= len(b)
+		if end := w.off + int64(len(b)); end > int64(len(out)) {
+			out = append(out, make([]byte, end-int64(len(out)))...)
+		}
+		copy(out[w.off:], b)
+	}
+	return out
+}
+
+func (n *inode) pendingBytes() int {
+	t := 0
+	for _, w := range n.pending {
+		t += len(w.b)
+	}
+	return t
 }
 
 type dirOp struct {
@@ -140,6 +190,14 @@ func (m *FaultFS) SetCapacity(bytes int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.capacity = bytes
+}
+
+// SetAllocate turns File.Allocate on (the default, as on Linux) or off (it then
+// answers ErrAllocateUnsupported, as on a file system without fallocate).
+func (m *FaultFS) SetAllocate(on bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.noAlloc = !on
 }
 
 // SetSyncDelay makes every Sync take d, like a disk flush, so that tests can observe
@@ -235,7 +293,7 @@ func (m *FaultFS) crashLocked(rng *rand.Rand) {
 		m.durNames[p] = n
 	}
 	m.dirOps = map[string][]dirOp{}
-	// Content: durable bytes plus a random prefix of the appended, unsynced bytes.
+	// Content: durable bytes plus a random prefix of the unsynced writes.
 	paths := make([]string, 0, len(names))
 	for p := range names {
 		paths = append(paths, p)
@@ -248,13 +306,13 @@ func (m *FaultFS) crashLocked(rng *rand.Rand) {
 			continue
 		}
 		seen[n] = true
-		keep := n.durable
-		if rng != nil && !n.truncated && len(n.data) > len(n.durable) && bytes.HasPrefix(n.data, n.durable) {
-			extra := len(n.data) - len(n.durable)
-			keep = n.data[:len(n.durable)+rng.IntN(extra+1)]
+		keep := 0
+		if rng != nil && !n.truncated {
+			keep = rng.IntN(n.pendingBytes() + 1)
 		}
-		n.data = append([]byte(nil), keep...)
-		n.durable = append([]byte(nil), keep...)
+		n.data = n.crashContent(keep)
+		n.durable = append([]byte(nil), n.data...)
+		n.pending = nil
 		n.truncated = false
 	}
 }
@@ -427,7 +485,7 @@ func (m *FaultFS) OpenAppend(path string) (File, error) {
 	if !ok {
 		return nil, pathErr(OpOpenAppend, path, fs.ErrNotExist)
 	}
-	return &faultFile{fs: m, gen: m.gen, path: path, node: n}, nil
+	return &faultFile{fs: m, gen: m.gen, path: path, node: n, off: int64(len(n.data))}, nil
 }
 
 // ReadFile returns a copy of the visible content.
@@ -600,6 +658,7 @@ type faultFile struct {
 	gen    int
 	path   string
 	node   *inode
+	off    int64 // where Write writes next: 0 after Create, the end after OpenAppend
 	closed bool
 }
 
@@ -613,13 +672,32 @@ func (f *faultFile) check(op Op) error {
 	return nil
 }
 
-// Write appends p, honouring faults, capacity and scheduled crashes.
+// Write writes p at the handle's offset, honouring faults, capacity and scheduled
+// crashes.
 func (f *faultFile) Write(p []byte) (int, error) {
 	m := f.fs
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	n, err := f.writeAtLocked(p, f.off)
+	f.off += int64(n)
+	return n, err
+}
+
+// WriteAt writes p at off, honouring faults, capacity and scheduled crashes.
+func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
+	m := f.fs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return f.writeAtLocked(p, off)
+}
+
+func (f *faultFile) writeAtLocked(p []byte, off int64) (int, error) {
+	m := f.fs
 	if err := f.check(OpWrite); err != nil {
 		return 0, err
+	}
+	if off < 0 {
+		return 0, pathErr(OpWrite, f.path, errors.New("negative offset"))
 	}
 	fault, crash := m.begin(OpWrite, f.path)
 	n := len(p)
@@ -629,12 +707,14 @@ func (f *faultFile) Write(p []byte) (int, error) {
 		err = fault.Err
 	}
 	if m.capacity > 0 {
-		if room := m.capacity - m.totalBytes(); int64(n) > room {
-			n = int(max(room, 0))
+		// Only bytes past the end need room; an overwrite of allocated space does not.
+		grow := max(off+int64(n)-int64(len(f.node.data)), 0)
+		if room := max(m.capacity-m.totalBytes(), 0); grow > room {
+			n = int(max(int64(len(f.node.data))+room-off, 0))
 			err = syscall.ENOSPC
 		}
 	}
-	f.node.data = append(f.node.data, p[:n]...)
+	f.node.write(p[:n], off)
 	if crash {
 		return n, pathErr(OpWrite, f.path, m.doCrash())
 	}
@@ -669,7 +749,38 @@ func (f *faultFile) Sync() error {
 		return pathErr(OpSync, f.path, fault.Err)
 	}
 	f.node.durable = append(f.node.durable[:0], f.node.data...)
+	f.node.pending = nil
 	f.node.truncated = false
+	return nil
+}
+
+// Allocate grows the file with zeros to size (a pending write of zeros), unless
+// SetAllocate(false) or a fault; a full file system answers ENOSPC.
+func (f *faultFile) Allocate(size int64) error {
+	m := f.fs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := f.check(OpAllocate); err != nil {
+		return err
+	}
+	if m.noAlloc {
+		return pathErr(OpAllocate, f.path, ErrAllocateUnsupported)
+	}
+	fault, crash := m.begin(OpAllocate, f.path)
+	if crash {
+		return pathErr(OpAllocate, f.path, m.doCrash())
+	}
+	if fault != nil {
+		return pathErr(OpAllocate, f.path, fault.Err)
+	}
+	grow := size - int64(len(f.node.data))
+	if grow <= 0 {
+		return nil
+	}
+	if m.capacity > 0 && grow > m.capacity-m.totalBytes() {
+		return pathErr(OpAllocate, f.path, syscall.ENOSPC)
+	}
+	f.node.write(make([]byte, grow), int64(len(f.node.data)))
 	return nil
 }
 
@@ -694,6 +805,21 @@ func (f *faultFile) Truncate(size int64) error {
 	f.node.data = f.node.data[:size]
 	if size < int64(len(f.node.durable)) {
 		f.node.truncated = true
+	}
+	// Pending writes past the new end are gone with it.
+	kept := f.node.pending[:0]
+	for _, w := range f.node.pending {
+		if w.off >= size {
+			continue
+		}
+		if w.off+int64(len(w.b)) > size {
+			w.b = w.b[:size-w.off]
+		}
+		kept = append(kept, w)
+	}
+	f.node.pending = kept
+	if f.off > size {
+		f.off = size
 	}
 	return nil
 }

@@ -124,3 +124,94 @@ func TestCrashAtOp(t *testing.T) {
 		t.Fatalf("content after crash %q, want the synced %q", got, "1")
 	}
 }
+
+// TestAllocateAndWriteAt: Allocate grows a file with zeros, WriteAt overwrites them
+// without needing room, a full file system refuses to allocate, and SetAllocate(false)
+// answers ErrAllocateUnsupported.
+func TestAllocateAndWriteAt(t *testing.T) {
+	m := NewFaultFS()
+	m.MkdirAll("/d")
+	f, _ := m.Create("/d/a")
+	write(t, f, "hdr")
+	if err := f.Allocate(10); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := m.ReadFile("/d/a"); !bytes.Equal(got, []byte("hdr\x00\x00\x00\x00\x00\x00\x00")) {
+		t.Fatalf("after Allocate(10): %q", got)
+	}
+	if err := f.Allocate(4); err != nil { // never shrinks
+		t.Fatal(err)
+	}
+	m.SetCapacity(10) // full: an overwrite of allocated space still fits
+	if n, err := f.WriteAt([]byte("xyz"), 3); n != 3 || err != nil {
+		t.Fatalf("overwrite at full capacity: n=%d err=%v", n, err)
+	}
+	if err := f.Allocate(11); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Allocate past capacity: %v, want ENOSPC", err)
+	}
+	if n, err := f.WriteAt([]byte("12"), 9); n != 1 || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("write across the end at full capacity: n=%d err=%v, want 1 and ENOSPC", n, err)
+	}
+	if got, _ := m.ReadFile("/d/a"); string(got) != "hdrxyz\x00\x00\x001" {
+		t.Fatalf("content %q", got)
+	}
+	m.SetAllocate(false)
+	if err := f.Allocate(20); !errors.Is(err, ErrAllocateUnsupported) {
+		t.Fatalf("Allocate with SetAllocate(false): %v", err)
+	}
+	if m.Ops(OpAllocate) != 3 {
+		t.Errorf("Ops(OpAllocate) = %d, want 3 (the unsupported call is not an operation)", m.Ops(OpAllocate))
+	}
+}
+
+// TestCrashKeepsAPrefixOfWrites: with overwrites, a crash keeps the durable content
+// plus a prefix of the writes since the last Sync, applied in order: the reserved
+// zeros of an Allocate and the records written over them.
+func TestCrashKeepsAPrefixOfWrites(t *testing.T) {
+	writes := []struct {
+		off int64
+		s   string
+	}{{4, "AAAA"}, {8, "BB"}, {4, "C"}}
+	// Every state a prefix can leave, from the synced "0123" on: the allocation
+	// (zeros to 12) first, byte by byte, then each write byte by byte.
+	valid := map[string]bool{}
+	state := []byte("0123")
+	valid[string(state)] = true
+	for i := 4; i < 12; i++ {
+		state = append(state, 0)
+		valid[string(state)] = true
+	}
+	for _, w := range writes {
+		for i := range len(w.s) {
+			state[w.off+int64(i)] = w.s[i]
+			valid[string(state)] = true
+		}
+	}
+	seen := map[string]bool{}
+	for seed := uint64(0); seed < 300; seed++ {
+		m := NewFaultFS()
+		m.MkdirAll("/d")
+		f, _ := m.Create("/d/a")
+		write(t, f, "0123")
+		f.Sync()
+		m.SyncDir("/d")
+		if err := f.Allocate(12); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range writes {
+			if _, err := f.WriteAt([]byte(w.s), w.off); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m.Crash(rand.New(rand.NewPCG(seed, 1)))
+		m.Restart()
+		got, _ := m.ReadFile("/d/a")
+		if !valid[string(got)] {
+			t.Fatalf("seed %d: %q is not the synced content plus a prefix of the writes", seed, got)
+		}
+		seen[string(got)] = true
+	}
+	if len(seen) < len(valid)/2 {
+		t.Errorf("crashes left %d of the %d possible states: the prefix is not random", len(seen), len(valid))
+	}
+}

@@ -1,0 +1,202 @@
+package wal
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/soundgate/soundgate/impl/wal/walfs"
+)
+
+// The log reserves the active segment's space ahead of its writes (File.Allocate),
+// so that group commits overwrite zeros instead of growing the file. These tests pin
+// what that changes on disk and in recovery.
+
+// TestReservedTailIsACleanEnd: after a crash, the reserved zeros after the last
+// record are the log's clean end: nothing is torn, nothing is cut, every durable
+// record is replayed, and the log goes on where it stopped.
+func TestReservedTailIsACleanEnd(t *testing.T) {
+	for _, segBytes := range []int64{0, 4096} { // the default (64 MiB), and one that rolls over
+		fsys := walfs.NewFaultFS()
+		l := mustOpen(t, fsys, segBytes)
+		replayAll(t, l)
+		const n = 100
+		for i := 1; i <= n; i++ {
+			appendWait(t, l, payload(LSN(i), 60))
+		}
+		fsys.Crash(nil) // keep exactly the durable state
+		fsys.Restart()
+		active := lastSegment(t, fsys)
+		b, _ := fsys.ReadFile(active)
+		if len(b) == 0 || b[len(b)-1] != 0 {
+			t.Fatalf("segBytes %d: the active segment %s (%d bytes) has no reserved zeros after a crash", segBytes, active, len(b))
+		}
+		l = mustOpen(t, fsys, segBytes)
+		r := replayAll(t, l)
+		if len(r.lsns) != n || r.lsns[n-1] != n {
+			t.Fatalf("segBytes %d: replayed %d records, want %d", segBytes, len(r.lsns), n)
+		}
+		if st := l.Stats(); st.TornBytes != 0 {
+			t.Fatalf("segBytes %d: TornBytes = %d for reserved zeros, want 0", segBytes, st.TornBytes)
+		}
+		if lsn := appendWait(t, l, []byte("next")); lsn != n+1 {
+			t.Fatalf("segBytes %d: next LSN %d, want %d", segBytes, lsn, n+1)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		l = mustOpen(t, fsys, segBytes)
+		if r := replayAll(t, l); len(r.lsns) != n+1 || string(r.recs[n]) != "next" {
+			t.Fatalf("segBytes %d: after the restart, %d records", segBytes, len(r.lsns))
+		}
+		l.Close()
+	}
+}
+
+// TestOnlyTheLastSegmentIsReserved: a segment is cut to its last record before the
+// next one is created, and a clean Close cuts the active one; so zeros at the end of
+// a segment that is not the last are damage (a crash cannot leave them).
+func TestOnlyTheLastSegmentIsReserved(t *testing.T) {
+	fsys := walfs.NewFaultFS()
+	l := mustOpen(t, fsys, 1024)
+	replayAll(t, l)
+	for i := 1; i <= 40; i++ {
+		appendWait(t, l, payload(LSN(i), 90))
+	}
+	check := func(when string, wantSegments int) {
+		t.Helper()
+		names, _ := fsys.ReadDir(testDir)
+		segs := 0
+		for _, name := range names {
+			if filepath.Ext(name) != segmentSuffix {
+				continue
+			}
+			segs++
+			b, _ := fsys.ReadFile(testDir + "/" + name)
+			off := segmentHeaderBytes
+			for off < len(b) {
+				r, ok := decodeRecord(b, off)
+				if !ok {
+					break
+				}
+				off = r.end
+			}
+			lastSeg := testDir+"/"+name == lastSegment(t, fsys)
+			if off != len(b) && (!lastSeg || !allZero(b[off:])) {
+				t.Fatalf("%s: %s has %d bytes after its last record at %d", when, name, len(b)-off, off)
+			}
+		}
+		if segs != wantSegments {
+			t.Fatalf("%s: %d segments, want %d", when, segs, wantSegments)
+		}
+	}
+	check("running", 5)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{segmentName(5)} {
+		b, _ := fsys.ReadFile(testDir + "/" + name)
+		if len(b) > 0 && b[len(b)-1] == 0 {
+			t.Fatalf("after Close, %s still ends in reserved zeros", name)
+		}
+	}
+	check("closed", 5)
+	// Zeros appended to a segment that is not the last: refused.
+	b, _ := fsys.ReadFile(segPath(2))
+	rewrite(t, fsys, segPath(2), append(b, make([]byte, 100)...))
+	if _, err := Open(testDir, Options{FS: fsys, SegmentBytes: 1024}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("zeros after the last record of segment 2 of 5: Open = %v, want ErrCorrupt", err)
+	}
+}
+
+// TestReserveIsBestEffort: where the file system cannot reserve space the log writes
+// as before, and a reservation refused for a full disk does not fail the log (the
+// write that really needs the space does).
+func TestReserveIsBestEffort(t *testing.T) {
+	fsys := walfs.NewFaultFS()
+	fsys.SetAllocate(false)
+	l := mustOpen(t, fsys, 0)
+	replayAll(t, l)
+	for i := 1; i <= 10; i++ {
+		appendWait(t, l, payload(LSN(i), 50))
+	}
+	if got := fsys.Size(segPath(1)); got != segmentHeaderBytes+10*(recordHeaderBytes+50) {
+		t.Fatalf("without reservation the segment is %d bytes, want exactly its records", got)
+	}
+	l.Close()
+
+	fsys = walfs.NewFaultFS()
+	fsys.SetCapacity(8 << 10) // far less than a reservation chunk
+	l = mustOpen(t, fsys, 0)
+	replayAll(t, l)
+	for i := 1; i <= 20; i++ {
+		appendWait(t, l, payload(LSN(i), 100))
+	}
+	if fsys.Ops(walfs.OpAllocate) == 0 {
+		t.Fatal("the log never tried to reserve space")
+	}
+	for {
+		lsn, err := l.Append(payload(99, 100))
+		if err == nil {
+			err = l.WaitDurable(t.Context(), lsn)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrFailed) {
+				t.Fatalf("disk full: %v, want ErrFailed", err)
+			}
+			break
+		}
+	}
+	l.Close()
+}
+
+// TestReserveOnDisk: on the real file system the active segment is reserved ahead
+// (its size runs ahead of its records) and a clean Close cuts it to its records.
+func TestReserveOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayAll(t, l)
+	for i := 1; i <= 10; i++ {
+		appendWait(t, l, payload(LSN(i), 50))
+	}
+	path := filepath.Join(dir, segmentName(1))
+	content := int64(segmentHeaderBytes + 10*(recordHeaderBytes+50))
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.allocEnd == 0 {
+		t.Logf("this file system cannot reserve space (no fallocate): segment is %d bytes", fi.Size())
+		if fi.Size() != content {
+			t.Fatalf("segment is %d bytes, want %d", fi.Size(), content)
+		}
+	} else if fi.Size() != allocChunkBytes+segmentHeaderBytes {
+		t.Fatalf("segment is %d bytes while open, want the reservation %d", fi.Size(), allocChunkBytes+segmentHeaderBytes)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ = os.Stat(path); fi.Size() != content {
+		t.Fatalf("after Close the segment is %d bytes, want its %d bytes of records", fi.Size(), content)
+	}
+}
+
+// lastSegment returns the path of the newest segment file.
+func lastSegment(t *testing.T, fsys walfs.FS) string {
+	t.Helper()
+	names, _ := fsys.ReadDir(testDir)
+	last := ""
+	for _, name := range names {
+		if filepath.Ext(name) == segmentSuffix {
+			last = testDir + "/" + name
+		}
+	}
+	if last == "" {
+		t.Fatal("no segment file")
+	}
+	return last
+}
