@@ -127,6 +127,42 @@ func BenchmarkFdatasync(b *testing.B) {
 	b.ReportMetric(float64(percentile(lat, 0.99).Microseconds()), "p99-µs")
 }
 
+// BenchmarkFdatasyncReserved is the reference for the log as it writes: one 64-byte
+// write into space reserved with fallocate (the file's size does not change) and one
+// fdatasync per operation. It is the lower floor: the fdatasync has no size to write
+// back (docs/wal.md, reserved space).
+func BenchmarkFdatasyncReserved(b *testing.B) {
+	f, err := walfs.OS{}.Create(filepath.Join(benchDir(b), "raw-reserved"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	rec := make([]byte, benchRecordBytes+recordHeaderBytes)
+	size := int64(b.N+1) * int64(len(rec))
+	if err := f.Allocate(size); err != nil {
+		b.Skipf("cannot reserve space here: %v", err)
+	}
+	if err := f.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	lat := make([]time.Duration, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if _, err := f.WriteAt(rec, int64(i)*int64(len(rec))); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		lat[i] = time.Since(t0)
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(percentile(lat, 0.50).Microseconds()), "p50-µs")
+	b.ReportMetric(float64(percentile(lat, 0.99).Microseconds()), "p99-µs")
+}
+
 // BenchmarkAppend is Append alone, the cost the server pays under its lock: records
 // are made durable every appendWaitEvery appends with the timer stopped.
 func BenchmarkAppend(b *testing.B) {
