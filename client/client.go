@@ -61,8 +61,15 @@ type Client struct {
 	nc   net.Conn
 	Role proto.Role // the role the server granted the token
 
-	wsem chan struct{} // a token in it is the right to write; waiting for it honours ctx
-	buf  []byte        // the encoded request; guarded by wsem
+	// Writes are combined: a call appends its encoded line to pend, and the call that
+	// finds nobody writing becomes the flusher and writes everything pending, its own
+	// line and those appended meanwhile, one write per round. So many goroutines
+	// pipelining on one connection share write system calls instead of queueing for
+	// one each.
+	wmu      sync.Mutex
+	pend     []byte // encoded lines not yet written
+	spare    []byte // the flusher's previous buffer, reused
+	flushing bool   // a call is writing pend
 
 	closeOnce sync.Once
 	closeErr  error
@@ -74,7 +81,7 @@ type Client struct {
 }
 
 func newClient(nc net.Conn) *Client {
-	c := &Client{nc: nc, wsem: make(chan struct{}, 1), waiting: map[int64]chan proto.Response{}}
+	c := &Client{nc: nc, waiting: map[int64]chan proto.Response{}}
 	go c.readLoop()
 	return c
 }
@@ -224,41 +231,68 @@ func (c *Client) call(ctx context.Context, req *proto.Request, out json.Unmarsha
 	}
 }
 
-// write encodes req and writes it as one line. A ctx ending while waiting for the turn
-// to write returns ctx.Err(); a line over proto.LineBytesMax returns
-// ErrRequestTooLarge; both leave the connection usable. A failed write (even a
-// partial one) breaks the connection, since half a line may be on the wire.
+// write encodes req and queues it as one line, writing it (and the lines other calls
+// queued meanwhile) unless another call is writing already, which then writes it. A
+// ctx that has ended returns ctx.Err(), and a line over proto.LineBytesMax returns
+// ErrRequestTooLarge; both send nothing and leave the connection usable. A failed
+// write (even a partial one, or the writing call's ctx deadline in the middle of a
+// line) breaks the connection, since half a line may be on the wire: every call in
+// flight then returns ErrClosed.
 func (c *Client) write(ctx context.Context, req *proto.Request) error {
-	select {
-	case c.wsem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	defer func() { <-c.wsem }()
 	c.mu.Lock()
 	err := c.err
 	c.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	c.buf = proto.AppendRequest(c.buf[:0], req)
-	if n := len(c.buf) - 1; n > proto.LineBytesMax { // the line without its LF
+	c.wmu.Lock()
+	start := len(c.pend)
+	c.pend = proto.AppendRequest(c.pend, req)
+	if n := len(c.pend) - start - 1; n > proto.LineBytesMax { // the line without its LF
+		c.pend = c.pend[:start]
+		c.wmu.Unlock()
 		return fmt.Errorf("%w: %d bytes encoded, at most %d", ErrRequestTooLarge, n, proto.LineBytesMax)
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		err = c.nc.SetWriteDeadline(dl)
-	} else {
-		err = c.nc.SetWriteDeadline(time.Time{})
+	if c.flushing {
+		c.wmu.Unlock() // the flusher writes it before it stops
+		return nil
 	}
-	if err == nil {
-		_, err = c.nc.Write(c.buf)
+	c.flushing = true
+	for len(c.pend) > 0 {
+		buf := c.pend
+		c.pend = c.spare[:0]
+		c.wmu.Unlock()
+		if dl, ok := ctx.Deadline(); ok {
+			err = c.nc.SetWriteDeadline(dl)
+		} else {
+			err = c.nc.SetWriteDeadline(time.Time{})
+		}
+		if err == nil {
+			_, err = c.nc.Write(buf)
+		}
+		c.wmu.Lock()
+		if cap(buf) <= spareBytesMax {
+			c.spare = buf
+		}
+		if err != nil {
+			c.pend = c.pend[:0]
+			c.flushing = false
+			c.wmu.Unlock()
+			c.broken(err)
+			return fmt.Errorf("%w: %w", ErrClosed, err)
+		}
 	}
-	if err != nil {
-		c.broken(err)
-		return fmt.Errorf("%w: %w", ErrClosed, err)
-	}
+	c.flushing = false
+	c.wmu.Unlock()
 	return nil
 }
+
+// spareBytesMax bounds the write buffer a client keeps for reuse (a huge request
+// line does not pin its buffer).
+const spareBytesMax = 256 << 10
 
 func (c *Client) forget(id int64) {
 	c.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -60,14 +61,52 @@ func startGate(t *testing.T) string {
 type countConn struct {
 	net.Conn
 	writes, admits atomic.Int64
+	hold           chan struct{} // if not nil, every write waits until it is closed
 }
 
 func (c *countConn) Write(b []byte) (int, error) {
 	c.writes.Add(1)
-	if bytes.Contains(b, []byte(`"method":"admit"`)) {
-		c.admits.Add(1)
+	c.admits.Add(int64(bytes.Count(b, []byte(`"method":"admit"`)))) // one write may carry several lines
+	if c.hold != nil {
+		<-c.hold
 	}
 	return c.Conn.Write(b)
+}
+
+// TestConcurrentCallsShareWrites: calls made while another call's write is in
+// progress are written together by it, in one write, and all are answered.
+func TestConcurrentCallsShareWrites(t *testing.T) {
+	addr := startGate(t)
+	ctx := context.Background()
+	op := dial(t, addr, operatorToken)
+	_, err := op.Open(ctx, "r", 0)
+	require.NoError(t, err)
+	agent, cc := dialCounting(t, addr, agentToken)
+	hold := make(chan struct{})
+	cc.hold = hold // every write waits until hold is closed
+	const calls = 50
+	errs := make(chan error, calls)
+	before := cc.writes.Load()
+	for i := range calls {
+		go func() {
+			res, err := agent.Admit(ctx, "r", fmt.Sprintf("k%d", i), 1, AdmitOptions{})
+			if err == nil && res.Answer != core.AnswerAdmit {
+				err = fmt.Errorf("answer %s", res.Answer)
+			}
+			errs <- err
+		}()
+	}
+	require.Eventually(t, func() bool {
+		agent.wmu.Lock()
+		defer agent.wmu.Unlock()
+		return bytes.Count(agent.pend, []byte("\n")) == calls-1 // one call writes; the rest wait in pend
+	}, 5*time.Second, time.Millisecond)
+	close(hold)
+	for range calls {
+		require.NoError(t, <-errs)
+	}
+	require.Equal(t, int64(calls), cc.admits.Load(), "admit lines written")
+	require.Equal(t, int64(2), cc.writes.Load()-before, "writes for %d concurrent calls (the first call's, then everything queued behind it)", calls)
 }
 
 // dialCounting connects to addr through a countConn and says hello with token.
@@ -426,8 +465,9 @@ func TestAdmitWaitNoBusyLoop(t *testing.T) {
 	require.NoError(t, wctx.Err(), "AdmitWait returns before the deadline")
 }
 
-// TestWriteTurnHonoursCtx checks that a call waiting for another call's blocked write
-// gives up when its context ends.
+// TestWriteTurnHonoursCtx checks that a call whose line waits behind another call's
+// blocked write gives up when its context ends (its line is queued: an unknown
+// outcome, as for any call whose context ends before the answer).
 func TestWriteTurnHonoursCtx(t *testing.T) {
 	a, b := net.Pipe() // nobody reads b: the first write blocks
 	defer b.Close()
@@ -437,7 +477,11 @@ func TestWriteTurnHonoursCtx(t *testing.T) {
 		_, err := c.Status(context.Background(), "r", "")
 		first <- err
 	}()
-	require.Eventually(t, func() bool { return len(c.wsem) == 1 }, 2*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool {
+		c.wmu.Lock()
+		defer c.wmu.Unlock()
+		return c.flushing
+	}, 2*time.Second, time.Millisecond)
 	second := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)

@@ -272,13 +272,20 @@ func (c *conn) handle(req *proto.Request) (quit bool) {
 	// decision still in flight to the disk), waits until what it read is durable.
 	after := s.lastLSN
 	s.mu.Unlock()
-	line := proto.AppendError(nil, req.ID, err)
-	if err == nil {
-		line = proto.AppendResult(nil, req.ID, result(req, cmd, rep))
+	// An answer is one allocation: most fit in answerBytesHint.
+	var line []byte
+	if err != nil {
+		line = proto.AppendError(make([]byte, 0, answerBytesHint), req.ID, err)
+	} else {
+		line = proto.AppendResult(make([]byte, 0, answerBytesHint), req.ID, result(req, cmd, rep))
 	}
 	c.push(answer{line: line, after: after})
 	return false
 }
+
+// answerBytesHint is the capacity an answer line starts with: an admit's answer with
+// short ids is about 100 bytes; longer ones grow.
+const answerBytesHint = 192
 
 // command turns a decoded request into a core command at time now.
 func command(req *proto.Request, now core.Time) core.Command {
