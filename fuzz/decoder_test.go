@@ -288,6 +288,25 @@ func FuzzReaderSplit(f *testing.F) {
 func FuzzDecodeResponse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		resp, err := proto.DecodeResponse(line)
+		// DecodeResponse reads the gate's own shape of result answer without
+		// reflection and every other line with encoding/json. A space after the
+		// opening brace changes nothing in JSON but always takes the general path:
+		// both must agree (on the answer, and on an admit's result).
+		if len(line) > 0 && line[0] == '{' {
+			spaced := append([]byte("{ "), line[1:]...)
+			gen, gerr := proto.DecodeResponse(spaced)
+			if (err == nil) != (gerr == nil) || (err == nil && !sameResponse(resp, gen)) {
+				t.Fatalf("%q: the fast and the general path differ: %+v, %v; general %+v, %v", line, resp, err, gen, gerr)
+			}
+			if err == nil && resp.Result != nil && resp.Result[0] == '{' {
+				var fast, general proto.AdmitResult
+				ferr := fast.UnmarshalJSON(resp.Result)
+				gerr := general.UnmarshalJSON(append([]byte("{ "), resp.Result[1:]...))
+				if (ferr == nil) != (gerr == nil) || fast != general {
+					t.Fatalf("%q: admit result: fast path %+v, %v; general %+v, %v", resp.Result, fast, ferr, general, gerr)
+				}
+			}
+		}
 		if err != nil {
 			return
 		}
@@ -317,6 +336,14 @@ func FuzzDecodeResponse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// sameResponse compares two decoded answers.
+func sameResponse(a, b proto.Response) bool {
+	if a.ID != b.ID || !bytes.Equal(a.Result, b.Result) || (a.Error == nil) != (b.Error == nil) {
+		return false
+	}
+	return a.Error == nil || *a.Error == *b.Error
 }
 
 func newLike(r proto.Result) proto.Result {

@@ -53,8 +53,17 @@ type Response struct {
 	Error  *ErrorObject
 }
 
-// DecodeResponse reads one answer line (with or without its LF or CRLF).
+// DecodeResponse reads one answer line (with or without its LF or CRLF). Result is
+// a copy: it does not alias line.
 func DecodeResponse(line []byte) (Response, error) {
+	if r, ok := decodeResultFast(trimEOL(line)); ok {
+		return r, nil
+	}
+	return decodeResponseGeneral(line)
+}
+
+// decodeResponseGeneral is DecodeResponse for every line, with encoding/json.
+func decodeResponseGeneral(line []byte) (Response, error) {
 	var env struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -89,6 +98,50 @@ func DecodeResponse(line []byte) (Response, error) {
 		return Response{}, errors.New("soundgate/proto: bad answer: needs exactly one of result and error")
 	}
 	return r, nil
+}
+
+// decodeResultFast reads, without reflection, the one shape the gate writes for a
+// result with an integer id: {"jsonrpc":"2.0","id":N,"result":{...}} with no
+// whitespace around the result object. Anything else (an error answer, a string id,
+// whitespace, another member order, a bad result) is left to the general decoder
+// (ok false). For every line it accepts, it gives the Response DecodeResponse's
+// general path gives (TestDecodeResponseFastPath; FuzzDecodeResponse checks it on
+// every input). It exists for the client's hot path: the general path costs two
+// reflective decodes per answer.
+func decodeResultFast(b []byte) (r Response, ok bool) {
+	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
+	if !bytes.HasPrefix(b, []byte(head)) {
+		return Response{}, false
+	}
+	b = b[len(head):]
+	neg := len(b) > 0 && b[0] == '-'
+	i := 0
+	if neg {
+		i = 1
+	}
+	var n int64
+	digits := 0
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		n = n*10 + int64(b[i]-'0')
+		digits++
+	}
+	// At most 18 digits: no overflow. A leading zero is not JSON: the general path
+	// refuses it.
+	if digits == 0 || digits > 18 || (digits > 1 && b[i-digits] == '0') {
+		return Response{}, false
+	}
+	if neg {
+		n = -n
+	}
+	rest := b[i:]
+	if !bytes.HasPrefix(rest, []byte(mid)) || len(rest) < len(mid)+3 || rest[len(rest)-1] != '}' {
+		return Response{}, false
+	}
+	res := rest[len(mid) : len(rest)-1]
+	if res[0] != '{' || res[len(res)-1] != '}' || !json.Valid(res) {
+		return Response{}, false
+	}
+	return Response{ID: IntID(n), Result: append(json.RawMessage(nil), res...)}, true
 }
 
 func parseResponseID(raw json.RawMessage) (ID, error) {
@@ -211,6 +264,15 @@ func (r *AdmitResult) AppendJSON(dst []byte) []byte {
 
 // UnmarshalJSON reads r from its JSON object.
 func (r *AdmitResult) UnmarshalJSON(b []byte) error {
+	if x, ok := admitResultFast(b); ok {
+		*r = x
+		return nil
+	}
+	return r.unmarshalGeneral(b)
+}
+
+// unmarshalGeneral is UnmarshalJSON for every object, with encoding/json.
+func (r *AdmitResult) unmarshalGeneral(b []byte) error {
 	var w struct {
 		Answer  string `json:"answer"`
 		Reason  string `json:"reason"`
@@ -239,6 +301,44 @@ func (r *AdmitResult) UnmarshalJSON(b []byte) error {
 	x.Result, x.Epoch = w.Result, w.Epoch
 	*r = x
 	return nil
+}
+
+// admitResultFast reads, without reflection, the shape the gate writes for a plain
+// answer: {"answer":"NAME","epoch":N}, nothing else, no whitespace, no escapes. Any
+// other object goes the general way (ok false); for every object it accepts, the
+// result equals the general path's (TestAdmitResultFastPath, FuzzDecodeResponse).
+func admitResultFast(b []byte) (x AdmitResult, ok bool) {
+	const head, mid = `{"answer":"`, `","epoch":`
+	if !bytes.HasPrefix(b, []byte(head)) {
+		return AdmitResult{}, false
+	}
+	b = b[len(head):]
+	q := bytes.IndexByte(b, '"')
+	if q < 0 || bytes.IndexByte(b[:q], '\\') >= 0 {
+		return AdmitResult{}, false
+	}
+	name := b[:q]
+	found := false
+	for i, n := range answerNames {
+		if n != "" && n == string(name) {
+			x.Answer, found = core.Answer(i), true
+			break
+		}
+	}
+	rest := b[q:]
+	if !found || !bytes.HasPrefix(rest, []byte(mid)) {
+		return AdmitResult{}, false
+	}
+	rest = rest[len(mid):]
+	digits := 0
+	for ; digits < len(rest) && rest[digits] >= '0' && rest[digits] <= '9'; digits++ {
+		x.Epoch = x.Epoch*10 + uint64(rest[digits]-'0')
+	}
+	// At most 19 digits: no overflow. A leading zero is not JSON.
+	if digits == 0 || digits > 19 || (digits > 1 && rest[0] == '0') || string(rest[digits:]) != "}" {
+		return AdmitResult{}, false
+	}
+	return x, true
 }
 
 // DecideResult answers decide.
