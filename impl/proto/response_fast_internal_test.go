@@ -73,7 +73,7 @@ func TestAdmitResultFastPath(t *testing.T) {
 		{`{"answer":"held","epoch":0}`, true, AdmitResult{Answer: core.AnswerHeld}},
 		{`{"answer":"duplicate","epoch":9999999999999999999}`, true, AdmitResult{Answer: core.AnswerDuplicate, Epoch: 9999999999999999999}},
 		{`{"answer":"duplicate","epoch":18446744073709551615}`, false, AdmitResult{Answer: core.AnswerDuplicate, Epoch: 18446744073709551615}}, // 20 digits: general
-		{`{"answer":"duplicate","epoch":18446744073709551616}`, false, AdmitResult{}}, // overflows: the general path refuses
+		{`{"answer":"duplicate","epoch":18446744073709551616}`, false, AdmitResult{}},                                                          // overflows: the general path refuses
 		{`{"answer":"duplicate","epoch":99999999999999999999}`, false, AdmitResult{}},
 		{`{"answer":"admit","epoch":01}`, false, AdmitResult{}},
 		{`{"answer":"admit","epoch":-1}`, false, AdmitResult{}},
