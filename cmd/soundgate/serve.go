@@ -160,6 +160,12 @@ Flags:
 		logger.Error("the gate was failed closed", "err", f)
 		code = exitFailure
 	}
+	if wlog != nil {
+		// How well group commit worked in this life: records per fdatasync.
+		st := wlog.Stats()
+		logger.Info("log", "records", st.Records, "fdatasyncs", st.Syncs,
+			"records_per_sync", fmt.Sprintf("%.1f", float64(st.Records)/float64(max(st.Syncs, 1))), "bytes", st.Bytes)
+	}
 	return code
 }
 
