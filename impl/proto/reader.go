@@ -114,6 +114,10 @@ func (r *Reader) ReadLine() ([]byte, error) {
 	}
 }
 
+// Buffered returns how many bytes the Reader holds that ReadLine has not returned
+// yet: a server answers directly when its peer has sent nothing more.
+func (r *Reader) Buffered() int { return r.end - r.start }
+
 // bufBytesMax is the largest buffer the Reader uses: a line at the limit, CR, LF and
 // one read. While lines are short the buffer stays at readerBytesInitial.
 func (r *Reader) bufBytesMax() int { return r.max + 2 + readBytesMin }
