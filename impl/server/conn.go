@@ -41,9 +41,9 @@ type conn struct {
 	outbox  []answer
 	writing bool          // a goroutine (the writer, or the reader in send) is writing to nc
 	done    bool          // the reader has stopped; the writer drains and closes
-	signal chan struct{} // wakes the writer
-	room   chan struct{} // wakes a reader waiting for outbox room
-	closed chan struct{} // closed when the connection is closed: a blocked reader leaves
+	signal  chan struct{} // wakes the writer
+	room    chan struct{} // wakes a reader waiting for outbox room
+	closed  chan struct{} // closed when the connection is closed: a blocked reader leaves
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
