@@ -239,3 +239,60 @@ func TestOverloadedChangesNothing(t *testing.T) {
 	require.Equal(t, before, after, "overloaded changed the gate's state")
 	op.Cancel(ctx, "r")
 }
+
+// A request-response peer's answer is sent by the reader goroutine itself (send),
+// still only once durable; requests the peer pipelined meanwhile are answered by the
+// writer, after it and in order.
+func TestDirectAnswerThenPipelinedInOrder(t *testing.T) {
+	lg := newSlowLog()
+	_, addr := regressServer(t, Config{Log: lg, Now: func() core.Time { return 1 }})
+	ctx := context.Background()
+	op := dialT(t, addr, "operator-token-012345")
+	opened := make(chan error, 1)
+	go func() { _, err := op.Open(ctx, "r", 0); opened <- err }()
+	require.Eventually(t, func() bool { return lg.lastLSN() >= 1 }, 5*time.Second, time.Millisecond)
+	lg.sync()
+	require.NoError(t, <-opened)
+
+	nc, err := net.Dial("unix", addr)
+	require.NoError(t, err)
+	defer nc.Close()
+	r := proto.NewReader(nc)
+	read := func() proto.Response {
+		t.Helper()
+		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		line, err := r.ReadLine()
+		require.NoError(t, err)
+		resp, err := proto.DecodeResponse(line)
+		require.NoError(t, err)
+		return resp
+	}
+	admit := func(id int, key string) string {
+		return `{"jsonrpc":"2.0","id":` + string(rune('0'+id)) + `,"method":"admit","params":{"run":"r","key":"` + key + `","epoch":1}}` + "\n"
+	}
+	_, err = nc.Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"hello","params":{"version":1,"token":"agent-token-0123456789"}}` + "\n"))
+	require.NoError(t, err)
+	require.Equal(t, proto.IntID(0), read().ID)
+
+	_, err = nc.Write([]byte(admit(1, "a")))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return goroutinesIn("(*conn).send") == 1 }, 5*time.Second, time.Millisecond,
+		"the reader does not wait for the log itself (send) for a lone request")
+	_, err = nc.Write([]byte(admit(2, "b") + admit(3, "c"))) // pipelined while 1 waits for the disk
+	require.NoError(t, err)
+	time.Sleep(50 * time.Millisecond)
+	require.Equal(t, 1, goroutinesIn("(*conn).send"), "the reader stopped waiting for the log before the record was durable (D1)")
+
+	lg.sync() // 1 is durable: answered; 2 and 3 are then read and logged
+	got := read()
+	require.Equal(t, proto.IntID(1), got.ID)
+	require.Eventually(t, func() bool { return lg.lastLSN() >= 4 }, 5*time.Second, time.Millisecond)
+	lg.sync()
+	require.Equal(t, proto.IntID(2), read().ID)
+	require.Equal(t, proto.IntID(3), read().ID)
+}
+
+func goroutinesIn(fn string) int {
+	buf := make([]byte, 1<<20)
+	return strings.Count(string(buf[:runtime.Stack(buf, true)]), fn)
+}
