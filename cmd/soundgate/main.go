@@ -53,6 +53,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintf(w, "\nRun 'soundgate COMMAND -h' for a command's flags.\n")
+	fmt.Fprintf(w, "Set %s=FILE to write a CPU profile of the command (go tool pprof FILE).\n", cpuProfileEnv)
 }
 
 func main() {
