@@ -179,3 +179,30 @@ func TestClassifyDamageEmbeddedRecord(t *testing.T) {
 		})
 	}
 }
+
+// TestCorruptErrorMessage: the message names the offset when the damage has one (0
+// included: a bad segment header is at offset 0) and leaves it out for the file as a
+// whole (-1).
+//
+// Kills: impl/wal/errors.go:CorruptError.Error boundary, negate-cond and constant
+// mutants of the Offset < 0 test.
+func TestCorruptErrorMessage(t *testing.T) {
+	cases := []struct {
+		off  int64
+		want string
+	}{
+		{-1, "soundgate/wal: corrupt log: /wal/x.wal: missing"},
+		{0, "soundgate/wal: corrupt log: /wal/x.wal at offset 0: bad magic"},
+		{16, "soundgate/wal: corrupt log: /wal/x.wal at offset 16: bad lsn"},
+	}
+	reasons := map[int64]string{-1: "missing", 0: "bad magic", 16: "bad lsn"}
+	for _, tc := range cases {
+		e := &CorruptError{Path: "/wal/x.wal", Offset: tc.off, Reason: reasons[tc.off]}
+		if got := e.Error(); got != tc.want {
+			t.Errorf("Offset %d: Error() = %q, want %q", tc.off, got, tc.want)
+		}
+		if !errors.Is(e, ErrCorrupt) {
+			t.Errorf("Offset %d: errors.Is(ErrCorrupt) is false", tc.off)
+		}
+	}
+}
