@@ -44,8 +44,12 @@ verify-mutation:
 # fuzz package's log targets (seed replay of FuzzLogRecovery, TestLogRecoveryOutcomes).
 # MUTATION_WAL_SKIP leaves out the fuzz package's decoder and session targets: they
 # never call the log, so they cannot observe a log mutant and only cost time.
+# TestWaitDurableContext is timing based (a 200 ms fsync, a 5 ms context): under the
+# load of a mutation run it "killed" two layout constants in one run that survived the
+# next (format.go:_:constant:f98529ff and 5c06aed9), so it is left out like the core's
+# TestRandomDurable: a flaky kill inflates the score.
 MUTATION_WAL_TESTS     := ./impl/wal/,./impl/wal/crashsim/,./fuzz/
-MUTATION_WAL_SKIP      := FuzzDecode|FuzzDifferential|FuzzRoundTrip|FuzzReaderSplit|TestSeedCorpus|FuzzSession|TestSessionScript|TestWorstCaseLines
+MUTATION_WAL_SKIP      := FuzzDecode|FuzzDifferential|FuzzRoundTrip|FuzzReaderSplit|TestSeedCorpus|FuzzSession|TestSessionScript|TestWorstCaseLines|TestWaitDurableContext
 MUTATION_WAL_THRESHOLD := 80
 # impl/proto: its own tests, the reference decoder's tests and the fuzz package's seed
 # replay (differential against protoref, round trips, reader splits, sessions). The

@@ -8,7 +8,9 @@ package wal
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"io/fs"
 	"testing"
 )
@@ -204,5 +206,49 @@ func TestCorruptErrorMessage(t *testing.T) {
 		if !errors.Is(e, ErrCorrupt) {
 			t.Errorf("Offset %d: errors.Is(ErrCorrupt) is false", tc.off)
 		}
+	}
+}
+
+// TestOnDiskLayout: the bytes of a segment header, a record and a snapshot file are
+// the ones docs/wal.md draws (a log written by one build must open in the next), built
+// here from the drawing, not from the package's constants: magic, version 1, a
+// 20-byte record header, 32-byte file headers, little-endian integers, CRC32C. Records
+// are at most 1 MiB (docs/wal.md, "On disk").
+//
+// Kills: the impl/wal/format.go:_:constant mutants of RecordBytesMax, recordHeaderBytes,
+// segmentHeaderBytes, snapshotHeaderBytes and formatVersion (a layout changed on both
+// the write and the read side survives every round trip).
+func TestOnDiskLayout(t *testing.T) {
+	if RecordBytesMax != 1<<20 {
+		t.Fatalf("RecordBytesMax = %d, docs/wal.md says 1 MiB", RecordBytesMax)
+	}
+	le := binary.LittleEndian
+	crc := func(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
+	fileHeader := func(magic string, a, b uint64, tail []byte) []byte {
+		h := make([]byte, 32, 32+len(tail))
+		copy(h, magic)
+		le.PutUint32(h[8:], 1)
+		le.PutUint64(h[16:], a)
+		le.PutUint64(h[24:], b)
+		h = append(h, tail...)
+		le.PutUint32(h[12:], crc(h)) // the crc field is zero while it is computed
+		return h
+	}
+	if got, want := encodeSegmentHeader(segmentHeader{segment: 3, firstLSN: 41}), fileHeader("SGWALSEG", 3, 41, nil); !bytes.Equal(got, want) {
+		t.Errorf("segment header\n got % x\nwant % x", got, want)
+	}
+	state := []byte("gate state")
+	if got, want := encodeSnapshot(41, state), fileHeader("SGWALSNP", 41, uint64(len(state)), state); !bytes.Equal(got, want) {
+		t.Errorf("snapshot\n got % x\nwant % x", got, want)
+	}
+	p := []byte("a record")
+	want := make([]byte, 20, 20+len(p))
+	le.PutUint32(want[4:], uint32(len(p)))
+	le.PutUint64(want[8:], 41)
+	le.PutUint32(want[16:], crc(p))
+	le.PutUint32(want[0:], crc(want[4:20]))
+	want = append(want, p...)
+	if got := appendRecord(nil, 41, p); !bytes.Equal(got, want) {
+		t.Errorf("record\n got % x\nwant % x", got, want)
 	}
 }
