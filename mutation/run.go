@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -146,11 +147,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	ids := map[string]bool{}
+	dirs := map[string]bool{} // the mutated packages' directories, as ids name them
 	for _, m := range ms {
 		ids[m.ID] = true
+		dirs[idDir(m.ID)] = true
 	}
 	for id := range cfg.Suppress {
-		if !ids[id] {
+		// One suppression file serves several packages: an entry of a package that is
+		// not mutated in this run is not stale.
+		if !ids[id] && dirs[idDir(id)] {
 			rep.StaleSuppressions = append(rep.StaleSuppressions, id)
 		}
 	}
@@ -278,6 +283,13 @@ feed:
 	}
 	rep.finish(began)
 	return rep, nil
+}
+
+// idDir returns the directory of the file a mutant id names ("impl/core" for
+// "impl/core/gate.go:Gate.Admit:boundary:3fa21b9c").
+func idDir(id string) string {
+	file, _, _ := strings.Cut(id, ":")
+	return path.Dir(file)
 }
 
 func progressDetail(m *Mutant) string {

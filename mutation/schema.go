@@ -192,6 +192,26 @@ func (f *schemaFile) innermost(off int) *snode {
 	return best
 }
 
+// nextOnLine returns the wrapped node that starts first at or after off on the same
+// line of the rendering out. The type checker reports some errors at the start of the
+// expression that holds a wrapped node rather than inside it: in -(func() int {...}()),
+// an untyped constant's wrapper given its default type, the error is at the minus.
+func (f *schemaFile) nextOnLine(off int, out []byte) *snode {
+	var best *snode
+	for _, n := range f.all {
+		if n.rejected || n.outStart < off || n.outStart > len(out) {
+			continue
+		}
+		if bytes.IndexByte(out[off:n.outStart], '\n') >= 0 {
+			continue
+		}
+		if best == nil || n.outStart < best.outStart || (n.outStart == best.outStart && n.outEnd < best.outEnd) {
+			best = n
+		}
+	}
+	return best
+}
+
 // packageSchema is the schema of one package: its files and the overlay entries.
 type packageSchema struct {
 	pkg   *packages.Package
@@ -245,7 +265,11 @@ func buildSchema(t target, ms []*Mutant, next *int) (*packageSchema, error) {
 				if f == nil {
 					continue
 				}
-				if n := f.innermost(pos.off); n != nil {
+				n := f.innermost(pos.off)
+				if n == nil {
+					n = f.nextOnLine(pos.off, replaced[f.index])
+				}
+				if n != nil {
 					n.rejected = true
 					ps.rejected++
 					progress = true
