@@ -97,9 +97,21 @@ func TestDecodeRecordBounds(t *testing.T) {
 //
 // Kills: impl/wal/format.go:ClassifyDamage boundary, negate-cond and boolean mutants of
 // the offset guard (off <= 0, off < 1, off >= len(seg), && for ||), the loop start
-// off - 1 and off + 2, the zero scan zeroFrom >= off (reads seg[-1]), the loop bound pos+recordHeaderBytes < len(seg), and impl/wal/format.go:headerOK boundary mutant off < 1.
+// off - 1 and off + 2, the zero scan zeroFrom >= off (reads seg[-1]), the torn-header
+// checks len(seg)-off <= recordHeaderBytes, zeroFrom <= off+recordHeaderBytes and || for
+// &&, the loop bound pos+recordHeaderBytes < len(seg), and impl/wal/format.go:headerOK boundary mutant off < 1.
 func TestClassifyDamageEdges(t *testing.T) {
 	rec1 := appendRecord(nil, 1, payload(1, 40))
+	// badHeader is rec1's complete header with its last byte set (so that the header
+	// checksum fails and the header does not end in zeros), followed by zeros bytes.
+	badHeader := func(zeros int) []byte {
+		h := append([]byte(nil), rec1[:recordHeaderBytes]...)
+		h[recordHeaderBytes-1] ^= 0xff
+		if h[recordHeaderBytes-1] == 0 {
+			h[recordHeaderBytes-1] = 1
+		}
+		return append(h, make([]byte, zeros)...)
+	}
 	empty1 := appendRecord(nil, 1, nil) // 20 bytes
 	cases := []struct {
 		name string
@@ -112,6 +124,8 @@ func TestClassifyDamageEdges(t *testing.T) {
 		{"at 0: file ends inside the payload", rec1[:recordHeaderBytes+5], 0, 1, Torn},
 		{"at 0: payload zero-filled", append(append([]byte(nil), rec1[:recordHeaderBytes]...), make([]byte, 40)...), 0, 1, Torn},
 		{"at 0: all zeros", make([]byte, 30), 0, 1, Torn},
+		{"complete header that does not verify, nothing after", badHeader(0), 0, 1, Corrupt},
+		{"complete header that does not verify, zeros after", badHeader(40), 0, 1, Corrupt},
 		{"at len: nothing of the record written", rec1, len(rec1), 2, Torn},
 		{"past len", rec1, len(rec1) + 1, 2, Corrupt},
 		{"negative offset, all zeros", make([]byte, 10), -1, 1, Corrupt},
