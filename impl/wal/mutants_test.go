@@ -99,9 +99,11 @@ func TestDecodeRecordBounds(t *testing.T) {
 // the offset guard (off <= 0, off < 1, off >= len(seg), && for ||), the loop start
 // off - 1 and off + 2, the zero scan zeroFrom >= off (reads seg[-1]), the torn-header
 // checks len(seg)-off <= recordHeaderBytes, zeroFrom <= off+recordHeaderBytes and || for
-// &&, the loop bound pos+recordHeaderBytes < len(seg), and impl/wal/format.go:headerOK boundary mutant off < 1.
+// &&, the header checks got != lsn && n > RecordBytesMax and n >= RecordBytesMax, the
+// payload check zeroFrom <= end, the loop bound pos+recordHeaderBytes < len(seg), and impl/wal/format.go:headerOK boundary mutant off < 1.
 func TestClassifyDamageEdges(t *testing.T) {
 	rec1 := appendRecord(nil, 1, payload(1, 40))
+	flipAt := func(b []byte, at int) []byte { c := append([]byte(nil), b...); c[at] ^= 0x01; return c }
 	// badHeader is rec1's complete header with its last byte set (so that the header
 	// checksum fails and the header does not end in zeros), followed by zeros bytes.
 	badHeader := func(zeros int) []byte {
@@ -125,6 +127,9 @@ func TestClassifyDamageEdges(t *testing.T) {
 		{"at 0: payload zero-filled", append(append([]byte(nil), rec1[:recordHeaderBytes]...), make([]byte, 40)...), 0, 1, Torn},
 		{"at 0: all zeros", make([]byte, 30), 0, 1, Torn},
 		{"complete header that does not verify, nothing after", badHeader(0), 0, 1, Corrupt},
+		{"intact header with the wrong lsn, cut in the payload", appendRecord(nil, 9, payload(9, 40))[:30], 0, 1, Corrupt},
+		{"header of a largest record, cut in the payload", appendRecord(nil, 1, payload(1, RecordBytesMax))[:120], 0, 1, Torn},
+		{"complete record, bad payload, zeros after", append(flipAt(rec1, recordHeaderBytes+5), make([]byte, 30)...), 0, 1, Corrupt},
 		{"complete header that does not verify, zeros after", badHeader(40), 0, 1, Corrupt},
 		{"at len: nothing of the record written", rec1, len(rec1), 2, Torn},
 		{"past len", rec1, len(rec1) + 1, 2, Corrupt},
