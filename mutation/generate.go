@@ -1,6 +1,7 @@
 package mutation
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -39,14 +40,18 @@ type target struct {
 
 // load loads patterns (relative to dir) with syntax and types, with tests so that a
 // mutant is also checked against the package's own test files.
-func load(dir string, patterns []string) ([]target, error) {
+func load(ctx context.Context, dir string, patterns []string) ([]target, error) {
 	cfg := &packages.Config{
+		Context: ctx,
 		Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedSyntax | packages.NeedTypes |
 			packages.NeedTypesInfo | packages.NeedImports | packages.NeedModule,
 		Dir:   dir,
 		Tests: true,
 	}
 	pkgs, err := packages.Load(cfg, patterns...)
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%w while loading the packages", ErrInterrupted)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrLoad, err)
 	}
@@ -100,11 +105,12 @@ func load(dir string, patterns []string) ([]target, error) {
 	return out, nil
 }
 
-// generate proposes, type checks and names the mutants of the loaded targets.
-func generate(targets []target, stats *Stats) ([]*Mutant, error) {
+// generate proposes, type checks and names the mutants of the loaded targets. Type
+// checking every mutant of a large package takes a while: ctx ends it.
+func generate(ctx context.Context, targets []target, stats *Stats) ([]*Mutant, error) {
 	var all []*Mutant
 	for _, t := range targets {
-		ms, err := generatePackage(t, stats)
+		ms, err := generatePackage(ctx, t, stats)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +119,7 @@ func generate(targets []target, stats *Stats) ([]*Mutant, error) {
 	return all, nil
 }
 
-func generatePackage(t target, stats *Stats) ([]*Mutant, error) {
+func generatePackage(ctx context.Context, t target, stats *Stats) ([]*Mutant, error) {
 	p := t.pkg
 	plainFiles := map[string]bool{}
 	for _, f := range t.plain.CompiledGoFiles {
@@ -138,6 +144,9 @@ func generatePackage(t target, stats *Stats) ([]*Mutant, error) {
 		rel = filepath.ToSlash(rel)
 		seen := map[string]int{}
 		for _, e := range edits {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("%w while generating mutants", ErrInterrupted)
+			}
 			stats.Proposed[e.op]++
 			m := g.mutant(e, t, path, rel)
 			if err := typeCheck(p, i, m.Apply(src)); err != nil {

@@ -396,12 +396,12 @@ func TestSchemaUnwrapsConstantContexts(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "go.mod"), "module c\n\ngo 1.26\n")
 	write(t, filepath.Join(dir, "c.go"), "package c\n\nfunc F(x int) int {\n\tconst k = 3\n\treturn x + k\n}\n")
-	targets, err := load(dir, []string{"."})
+	targets, err := load(context.Background(), dir, []string{"."})
 	if err != nil {
 		t.Fatal(err)
 	}
 	stats := Stats{Proposed: map[Operator]int{}, Discarded: map[Operator]int{}, Generated: map[Operator]int{}}
-	ms, err := generate(targets, &stats)
+	ms, err := generate(context.Background(), targets, &stats)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -496,5 +496,33 @@ func TestInterruptLeavesTreeUnchanged(t *testing.T) {
 		if err == nil && bytes.Contains(b, []byte(runTmp)) {
 			t.Errorf("process left running: %s", bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
 		}
+	}
+}
+
+// TestInterruptDuringSetup: a run whose context ends while it loads the packages, or
+// while it type checks its mutants (which takes minutes on a large package), stops
+// with ErrInterrupted and writes nothing.
+func TestInterruptDuringSetup(t *testing.T) {
+	before := treeHash(t, fixtureDir)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Run(ctx, Config{Dir: fixtureDir, Packages: []string{"."}, TestPackages: []string{"."}})
+	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "while loading the packages") {
+		t.Fatalf("Run with an ended context: %v, want ErrInterrupted while loading the packages", err)
+	}
+	dir, err := filepath.Abs(fixtureDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets, err := load(context.Background(), dir, []string{"."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats := Stats{Proposed: map[Operator]int{}, Discarded: map[Operator]int{}, Generated: map[Operator]int{}}
+	if _, err := generate(ctx, targets, &stats); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("generate with an ended context: %v, want ErrInterrupted", err)
+	}
+	if after := treeHash(t, fixtureDir); after != before {
+		t.Error("the fixture tree changed")
 	}
 }

@@ -138,11 +138,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Workers: cfg.Workers, Counts: map[Status]int{},
 		Stats: Stats{Proposed: map[Operator]int{}, Discarded: map[Operator]int{}, Generated: map[Operator]int{}},
 	}
-	targets, err := load(dir, cfg.Packages)
+	targets, err := load(ctx, dir, cfg.Packages)
 	if err != nil {
 		return nil, err
 	}
-	ms, err := generate(targets, &rep.Stats)
+	ms, err := generate(ctx, targets, &rep.Stats)
 	if err != nil {
 		return nil, err
 	}
