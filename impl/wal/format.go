@@ -97,9 +97,12 @@ const (
 	// file without writing its data), and no intact record follows.
 	// Recovery truncates a torn tail of the last segment.
 	Torn Damage = iota + 1
-	// Corrupt means anything else: an intact record follows the bad one, or the bad
-	// record is complete but does not verify, or it is intact but out of place. The
-	// damage is in the log's content, and recovery refuses to open it.
+	// Corrupt means anything else: an intact record follows the bad one (one whose
+	// LSN could follow it at that distance: at most one more per record header that
+	// fits in between; an intact record with any other LSN is taken for payload bytes
+	// and ignored), or the bad record is complete but does not verify, or it is
+	// intact but out of place. The damage is in the log's content, and recovery
+	// refuses to open it.
 	Corrupt
 )
 
