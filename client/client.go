@@ -36,6 +36,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -71,6 +72,7 @@ type Client struct {
 	spare    []byte // the flusher's previous buffer, reused
 	flushing bool   // a call is writing pend
 
+	readDone  chan struct{} // closed when readLoop returns
 	closeOnce sync.Once
 	closeErr  error
 
@@ -81,7 +83,7 @@ type Client struct {
 }
 
 func newClient(nc net.Conn) *Client {
-	c := &Client{nc: nc, waiting: map[int64]chan proto.Response{}}
+	c := &Client{nc: nc, waiting: map[int64]chan proto.Response{}, readDone: make(chan struct{})}
 	go c.readLoop()
 	return c
 }
@@ -128,6 +130,7 @@ func (c *Client) closeConn() error {
 }
 
 func (c *Client) readLoop() {
+	defer close(c.readDone)
 	r := proto.NewReader(c.nc)
 	for {
 		line, err := r.ReadLine()
@@ -281,14 +284,34 @@ func (c *Client) write(ctx context.Context, req *proto.Request) error {
 			c.pend = c.pend[:0]
 			c.flushing = false
 			c.wmu.Unlock()
-			c.broken(err)
-			return fmt.Errorf("%w: %w", ErrClosed, err)
+			return c.writeFailed(err)
 		}
 	}
 	c.flushing = false
 	c.wmu.Unlock()
 	return nil
 }
+
+// writeFailed breaks the connection after a failed write and returns the error for
+// the call. When the gate had closed the connection (EPIPE, ECONNRESET), it may have
+// said why first (overloaded, shutting down): the reader reads that line before the
+// end of the stream, so wait for it, briefly, and report the gate's reason.
+func (c *Client) writeFailed(err error) error {
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+		select {
+		case <-c.readDone:
+		case <-time.After(peerGoneWait):
+		}
+	}
+	c.broken(err)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// peerGoneWait bounds how long a failed write waits for the reader to see why the
+// gate closed the connection.
+const peerGoneWait = time.Second
 
 // spareBytesMax bounds the write buffer a client keeps for reuse (a huge request
 // line does not pin its buffer).

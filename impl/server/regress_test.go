@@ -88,12 +88,7 @@ func TestDuplicateWaitsForTheAdmitItRestsOn(t *testing.T) {
 	lg := newSlowLog()
 	_, addr := regressServer(t, Config{Log: lg, Now: func() core.Time { return 1 }})
 	ctx := context.Background()
-	op := dialT(t, addr, "operator-token-012345")
-	opened := make(chan error, 1)
-	go func() { _, err := op.Open(ctx, "r", 0); opened <- err }()
-	time.Sleep(20 * time.Millisecond)
-	lg.sync()
-	require.NoError(t, <-opened)
+	openSynced(t, addr, lg, "r")
 	a, b := dialT(t, addr, "agent-token-0123456789"), dialT(t, addr, "agent-token-0123456789")
 	aDone := make(chan struct{})
 	go func() { a.Admit(ctx, "r", "k", 1, client.AdmitOptions{}); close(aDone) }() // logged, not durable
@@ -104,6 +99,18 @@ func TestDuplicateWaitsForTheAdmitItRestsOn(t *testing.T) {
 	require.Error(t, err, "B heard %v before the admit it rests on was durable (D1)", res.Answer)
 	lg.sync()
 	<-aDone
+}
+
+// openSynced opens run as the operator on a server whose log is lg, and makes the
+// open durable so that its answer comes.
+func openSynced(t *testing.T, addr string, lg *slowLog, run string) {
+	t.Helper()
+	op := dialT(t, addr, "operator-token-012345")
+	opened := make(chan error, 1)
+	go func() { _, err := op.Open(context.Background(), run, 0); opened <- err }()
+	require.Eventually(t, func() bool { return lg.lastLSN() >= 1 }, 5*time.Second, time.Millisecond)
+	lg.sync()
+	require.NoError(t, <-opened)
 }
 
 func (l *slowLog) lastLSN() wal.LSN { l.mu.Lock(); defer l.mu.Unlock(); return l.last }
@@ -246,13 +253,7 @@ func TestOverloadedChangesNothing(t *testing.T) {
 func TestDirectAnswerThenPipelinedInOrder(t *testing.T) {
 	lg := newSlowLog()
 	_, addr := regressServer(t, Config{Log: lg, Now: func() core.Time { return 1 }})
-	ctx := context.Background()
-	op := dialT(t, addr, "operator-token-012345")
-	opened := make(chan error, 1)
-	go func() { _, err := op.Open(ctx, "r", 0); opened <- err }()
-	require.Eventually(t, func() bool { return lg.lastLSN() >= 1 }, 5*time.Second, time.Millisecond)
-	lg.sync()
-	require.NoError(t, <-opened)
+	openSynced(t, addr, lg, "r")
 
 	nc, err := net.Dial("unix", addr)
 	require.NoError(t, err)

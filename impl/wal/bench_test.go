@@ -109,22 +109,7 @@ func BenchmarkFdatasync(b *testing.B) {
 	}
 	defer f.Close()
 	rec := make([]byte, benchRecordBytes+recordHeaderBytes)
-	lat := make([]time.Duration, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
-		if _, err := f.Write(rec); err != nil {
-			b.Fatal(err)
-		}
-		if err := f.Sync(); err != nil {
-			b.Fatal(err)
-		}
-		lat[i] = time.Since(t0)
-	}
-	b.StopTimer()
-	slices.Sort(lat)
-	b.ReportMetric(float64(percentile(lat, 0.50).Microseconds()), "p50-µs")
-	b.ReportMetric(float64(percentile(lat, 0.99).Microseconds()), "p99-µs")
+	benchWriteSync(b, f, func(int) error { _, err := f.Write(rec); return err })
 }
 
 // BenchmarkFdatasyncReserved is the reference for the log as it writes: one 64-byte
@@ -138,18 +123,23 @@ func BenchmarkFdatasyncReserved(b *testing.B) {
 	}
 	defer f.Close()
 	rec := make([]byte, benchRecordBytes+recordHeaderBytes)
-	size := int64(b.N+1) * int64(len(rec))
-	if err := f.Allocate(size); err != nil {
+	if err := f.Allocate(int64(b.N+1) * int64(len(rec))); err != nil {
 		b.Skipf("cannot reserve space here: %v", err)
 	}
 	if err := f.Sync(); err != nil {
 		b.Fatal(err)
 	}
+	benchWriteSync(b, f, func(i int) error { _, err := f.WriteAt(rec, int64(i)*int64(len(rec))); return err })
+}
+
+// benchWriteSync times write(i) followed by an fdatasync of f, b.N times, and reports
+// the latency percentiles.
+func benchWriteSync(b *testing.B, f walfs.File, write func(i int) error) {
 	lat := make([]time.Duration, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		if _, err := f.WriteAt(rec, int64(i)*int64(len(rec))); err != nil {
+		if err := write(i); err != nil {
 			b.Fatal(err)
 		}
 		if err := f.Sync(); err != nil {

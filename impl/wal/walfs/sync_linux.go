@@ -10,24 +10,8 @@ import (
 // fdatasync flushes the file's data and the metadata needed to read it back (its
 // size), not its timestamps: one device flush, cheaper than fsync.
 func fdatasync(f *os.File) error {
-	raw, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	cerr := raw.Control(func(fd uintptr) {
-		for {
-			serr = syscall.Fdatasync(int(fd))
-			if serr != syscall.EINTR {
-				return
-			}
-		}
-	})
-	if cerr != nil {
-		return cerr
-	}
-	if serr != nil {
-		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: serr}
+	if err := retryEINTR(f, func(fd int) error { return syscall.Fdatasync(fd) }); err != nil {
+		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
 	}
 	return nil
 }
@@ -36,29 +20,34 @@ func fdatasync(f *os.File) error {
 // size grows to size if smaller; the new range reads as zeros). A file system
 // without fallocate answers EOPNOTSUPP: ErrAllocateUnsupported.
 func allocate(f *os.File, size int64) error {
+	err := retryEINTR(f, func(fd int) error { return syscall.Fallocate(fd, 0, 0, size) })
+	switch err {
+	case nil:
+		return nil
+	case syscall.EOPNOTSUPP, syscall.ENOSYS:
+		err = ErrAllocateUnsupported
+	}
+	return &os.PathError{Op: "fallocate", Path: f.Name(), Err: err}
+}
+
+// retryEINTR runs call on f's descriptor (without racing a Close: RawConn.Control),
+// again while it is interrupted by a signal, and returns its error.
+func retryEINTR(f *os.File, call func(fd int) error) error {
 	raw, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
 	var serr error
-	cerr := raw.Control(func(fd uintptr) {
+	if err := raw.Control(func(fd uintptr) {
 		for {
-			serr = syscall.Fallocate(int(fd), 0, 0, size)
-			if serr != syscall.EINTR {
+			if serr = call(int(fd)); serr != syscall.EINTR {
 				return
 			}
 		}
-	})
-	if cerr != nil {
-		return cerr
+	}); err != nil {
+		return err
 	}
-	switch serr {
-	case nil:
-		return nil
-	case syscall.EOPNOTSUPP, syscall.ENOSYS:
-		return &os.PathError{Op: "fallocate", Path: f.Name(), Err: ErrAllocateUnsupported}
-	}
-	return &os.PathError{Op: "fallocate", Path: f.Name(), Err: serr}
+	return serr
 }
 
 // flock takes an exclusive lock without waiting.
