@@ -62,6 +62,7 @@ func benchMain(args []string) int {
 	prefix := fs.String("run-prefix", "bench-"+strconv.FormatInt(time.Now().UnixNano(), 36), "prefix of the bench run ids")
 	mixFlag := fs.String("mix", "new=100", "operation mix in percent: new (admit a new key), dup (re-admit: duplicate), gated (held, approved, admitted)")
 	quiet := fs.Bool("q", false, "no progress lines")
+	driver := fs.String("driver", "", "how connections are driven: raw (the wire protocol, a window of pipelined requests per connection, like redis-benchmark) or client (the Go client library, a goroutine per request in flight); default raw, client for a mix with gated operations")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: soundgate bench [flags]\n\nDrives a running gate with closed-loop load and prints admissions/s and latency\npercentiles (p50/p99/p999) per operation, with a progress line every second.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -83,6 +84,16 @@ func benchMain(args []string) int {
 		return fail(exitUsage, "a mix with gated operations needs --approver-token")
 	case *clients < 1 || *depth < 1 || *runs < 1:
 		return fail(exitUsage, "--clients, --pipeline and --runs must be at least 1")
+	}
+	switch {
+	case *driver == "" && mix.gated > 0:
+		*driver = "client"
+	case *driver == "":
+		*driver = "raw"
+	case *driver == "raw" && mix.gated > 0:
+		return fail(exitUsage, "--driver raw does not do gated operations (they need an approver connection): use --driver client")
+	case *driver != "raw" && *driver != "client":
+		return fail(exitUsage, "--driver: unknown driver %q (raw, client)", *driver)
 	}
 	ctx := context.Background()
 	op, err := client.Dial(ctx, *addr, *operator)
@@ -106,22 +117,37 @@ func benchMain(args []string) int {
 	}
 
 	b := &bencher{mix: mix, runs: runIDs, operator: op, approver: ap}
-	conns := make([]*client.Client, *clients)
-	for i := range conns {
-		if conns[i], err = client.Dial(ctx, *addr, *agent); err != nil {
-			return fail(exitFailure, "connection %d: %v", i, err)
+	var loops []func(stop time.Time) map[string][]time.Duration
+	if *driver == "raw" {
+		for i := 0; i < *clients; i++ {
+			nc, rd, err := dialRaw(ctx, *addr, *agent)
+			if err != nil {
+				return fail(exitFailure, "connection %d: %v", i, err)
+			}
+			defer nc.Close()
+			d := &rawDriver{b: b, nc: nc, rd: rd, id: i, depth: *depth, rng: uint64(i)*0x9E3779B97F4A7C15 + 1}
+			loops = append(loops, func(stop time.Time) map[string][]time.Duration { d.loop(stop); return d.lat })
 		}
-		defer conns[i].Close()
+	} else {
+		conns := make([]*client.Client, *clients)
+		for i := range conns {
+			if conns[i], err = client.Dial(ctx, *addr, *agent); err != nil {
+				return fail(exitFailure, "connection %d: %v", i, err)
+			}
+			defer conns[i].Close()
+		}
+		for i := 0; i < *clients**depth; i++ {
+			w := &benchWorker{b: b, c: conns[i%*clients], id: i}
+			loops = append(loops, func(stop time.Time) map[string][]time.Duration { w.loop(stop); return w.lat })
+		}
 	}
-	fmt.Printf("bench: %s, %d clients x pipeline %d, %d runs, mix %s, %s\n", *addr, *clients, *depth, *runs, *mixFlag, *duration)
+	fmt.Printf("bench: %s, %d clients x pipeline %d, %d runs, mix %s, driver %s, %s\n", *addr, *clients, *depth, *runs, *mixFlag, *driver, *duration)
 	stop := time.Now().Add(*duration)
 	var wg sync.WaitGroup
-	workers := make([]*benchWorker, 0, *clients**depth)
-	for i := 0; i < *clients**depth; i++ {
-		w := &benchWorker{b: b, c: conns[i%*clients], id: i}
-		workers = append(workers, w)
+	lats := make([]map[string][]time.Duration, len(loops))
+	for i, loop := range loops {
 		wg.Add(1)
-		go func() { defer wg.Done(); w.loop(stop) }()
+		go func() { defer wg.Done(); lats[i] = loop(stop) }()
 	}
 	start := time.Now()
 	done := make(chan struct{})
@@ -144,8 +170,8 @@ progress:
 	}
 	elapsed := time.Since(start)
 	lat := map[string][]time.Duration{}
-	for _, w := range workers {
-		for k, v := range w.lat {
+	for _, l := range lats {
+		for k, v := range l {
 			lat[k] = append(lat[k], v...)
 		}
 	}
@@ -199,6 +225,13 @@ type benchWorker struct {
 	lat      map[string][]time.Duration
 }
 
+// fail counts an error; the first one is printed at the end.
+func (b *bencher) fail(err error) {
+	if b.errors.Add(1) == 1 {
+		b.firstErr.Store(err)
+	}
+}
+
 func (w *benchWorker) loop(stop time.Time) {
 	w.lat = map[string][]time.Duration{}
 	rng := uint64(w.id)*0x9E3779B97F4A7C15 + 1
@@ -232,9 +265,7 @@ func (w *benchWorker) loop(stop time.Time) {
 			}
 		}
 		if err != nil {
-			if w.b.errors.Add(1) == 1 {
-				w.b.firstErr.Store(err)
-			}
+			w.b.fail(err)
 			continue
 		}
 		w.lat[name] = append(w.lat[name], time.Since(start))

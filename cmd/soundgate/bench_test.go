@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/proto"
+	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/impl/wal"
+)
+
+const (
+	benchAgent    = "bench-agent-token-0123456789"
+	benchOperator = "bench-operator-token-0123456789"
+	benchApprover = "bench-approver-token-0123456789"
+)
+
+// benchGate starts a durable gate in the test process on a Unix socket.
+func benchGate(t *testing.T) string {
+	roles, err := server.ParseRoles([]byte(`{"tokens":[
+ {"name":"bench","token":"` + benchAgent + `","role":"agent","runs":["*"]},
+ {"name":"ops","token":"` + benchOperator + `","role":"operator"},
+ {"name":"approver","token":"` + benchApprover + `","role":"approver"}]}`))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	l, err := wal.Open(filepath.Join(dir, "data"), wal.Options{})
+	require.NoError(t, err)
+	srv, err := server.New(server.Config{Roles: roles, Log: l})
+	require.NoError(t, err)
+	sock := filepath.Join(dir, "gate.sock")
+	ln, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Shutdown(context.Background()); l.Close() })
+	return sock
+}
+
+// captureStdout runs f with os.Stdout redirected and returns what it printed.
+func captureStdout(t *testing.T, f func() int) (string, int) {
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	saved := os.Stdout
+	os.Stdout = w
+	out := make(chan string)
+	go func() { b, _ := io.ReadAll(r); out <- string(b) }()
+	code := f()
+	os.Stdout = saved
+	w.Close()
+	return <-out, code
+}
+
+var admissionsLine = regexp.MustCompile(`(?m)^admissions: (\d+) in .*; errors: (\d+)$`)
+
+// TestBench runs `soundgate bench` against a gate with each driver and mix: it must
+// admit, check every answer (an error makes the exit code non-zero) and print the
+// figures the benchmark script reads.
+func TestBench(t *testing.T) {
+	sock := benchGate(t)
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		lines []string // latency lines that must appear
+	}{
+		{"raw request-response", []string{"--clients", "4", "--pipeline", "1"}, []string{"latency new "}},
+		{"raw pipelined", []string{"--clients", "2", "--pipeline", "16"}, []string{"latency new "}},
+		{"raw with duplicates", []string{"--clients", "2", "--pipeline", "4", "--mix", "new=50,dup=50"}, []string{"latency new ", "latency dup "}},
+		{"client pipelined", []string{"--driver", "client", "--clients", "2", "--pipeline", "4"}, []string{"latency new "}},
+		{"client gated", []string{"--clients", "2", "--mix", "new=40,dup=30,gated=30"}, []string{"latency new ", "latency dup ", "latency gated "}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"bench", "--addr", "unix:" + sock, "--token", benchAgent, "--operator-token", benchOperator,
+				"--approver-token", benchApprover, "--duration", "300ms", "--runs", "4", "-q"}, tc.args...)
+			out, code := captureStdout(t, func() int { return dispatch(args) })
+			require.Equal(t, exitOK, code, "output:\n%s", out)
+			m := admissionsLine.FindStringSubmatch(out)
+			require.NotNil(t, m, "no admissions line in:\n%s", out)
+			n, _ := strconv.Atoi(m[1])
+			require.Positive(t, n, "admissions")
+			require.Equal(t, "0", m[2], "errors")
+			for _, l := range tc.lines {
+				require.Contains(t, out, "\n"+l)
+			}
+		})
+	}
+}
+
+// TestBenchUsage: flags the bench cannot honour are refused before it connects.
+func TestBenchUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"--driver", "raw", "--mix", "new=50,gated=50", "--approver-token", benchApprover},
+		{"--driver", "epoll"},
+		{"--pipeline", "0"},
+		{"--mix", "new=50"},
+	} {
+		all := append([]string{"bench", "--addr", "unix:/nonexistent", "--token", benchAgent, "--operator-token", benchOperator}, args...)
+		_, code := captureStdout(t, func() int { return dispatch(all) })
+		require.Equal(t, exitUsage, code, "%v", args)
+	}
+}
+
+// TestRawDriverChecksAnswers: the raw driver counts an answer as an admission only if
+// it is the expected answer to the oldest request in flight.
+func TestRawDriverChecksAnswers(t *testing.T) {
+	admit := func(id int64, a core.Answer) string {
+		return string(proto.AppendResult(nil, proto.IntID(id), &proto.AdmitResult{Answer: a, Epoch: 1}))
+	}
+	for _, tc := range []struct {
+		name   string
+		kind   string
+		answer string
+		err    string // "" for a good answer
+	}{
+		{"admitted", "new", admit(1, core.AnswerAdmit), ""},
+		{"duplicate", "dup", admit(1, core.AnswerDuplicate), ""},
+		{"new key answered duplicate", "new", admit(1, core.AnswerDuplicate), "answer duplicate, want admit"},
+		{"duplicate answered admit", "dup", admit(1, core.AnswerAdmit), "answer admit, want duplicate"},
+		{"out of order", "new", admit(2, core.AnswerAdmit), "out of order"},
+		{"refusal", "new", string(proto.AppendError(nil, proto.IntID(1), proto.ErrOverloaded)), "overloaded"},
+		{"not an answer", "new", "hello\n", "soundgate/proto"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &bencher{}
+			d := &rawDriver{b: b, rd: proto.NewReader(strings.NewReader(tc.answer)), lat: map[string][]time.Duration{},
+				inflight: []rawReq{{id: 1, kind: tc.kind, k: rawKey{"r", "k"}, start: time.Now()}}}
+			err := d.answer()
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				require.Zero(t, b.admissions.Load())
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, d.lat[tc.kind], 1)
+			want := int64(0)
+			if tc.kind == "new" {
+				want = 1
+			}
+			require.Equal(t, want, b.admissions.Load())
+		})
+	}
+}
