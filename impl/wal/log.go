@@ -46,6 +46,7 @@ type Stats struct {
 	Records     uint64 // records appended
 	Bytes       uint64 // bytes written to segments
 	Syncs       uint64 // fdatasync calls by the committer (group commits)
+	Wakeups     uint64 // times a WaitDurable woke from its sleep: once per waiter when commits serve only their own waiters
 	Segments    int    // segment files on disk
 	SnapshotLSN LSN    // LSN of the current snapshot, 0 if none
 	TornBytes   int64  // bytes of a torn tail that Open truncated (0: clean tail)
@@ -71,25 +72,34 @@ type Log struct {
 	space      *sync.Cond // signals appenders blocked on PendingBytesMax
 	pending    []chunk
 	pendBytes  int
-	pendingMax int           // PendingBytesMax; smaller in tests
-	spare      [][]byte      // recycled chunk buffers
-	durableCh  chan struct{} // closed and replaced each time durable advances or the log fails
-	last       LSN           // last appended
-	durable    LSN           // last on stable storage
-	err        error         // sticky *FailedError
-	closing    bool
-	syncing    bool // a leader (a waiter or the committer) is writing a batch
-	handoff    bool // a leader left records behind: the committer should write them
-	closed     bool
-	appended   bool // Append was called: no Replay any more
-	replayed   bool
-	segments   []segment // on disk, oldest first; the last is active
-	activeLen  int64     // bytes in the segment being filled by Append, written or pending
-	activeSeg  uint64    // number of the segment being filled by Append
-	activeFst  LSN       // first LSN of the segment being filled by Append
-	snapLSN    LSN
-	snapState  []byte // held until Replay
-	stats      Stats
+	pendingMax int      // PendingBytesMax; smaller in tests
+	spare      [][]byte // recycled chunk buffers
+	// A waiter sleeps on the channel of the commit that will make its record
+	// durable, so that a commit wakes only the waiters it serves: syncCh is closed
+	// when the commit in flight (records up to syncUpto) ends, nextCh when the one
+	// after it ends. Both are closed when the log fails or closes. With one channel
+	// for all, every commit woke the waiters of the next batch too, for nothing:
+	// about one useless wake-up per request under load.
+	syncCh    chan struct{} // nil while no commit is in flight
+	nextCh    chan struct{}
+	syncUpto  LSN
+	sleeping  int   // waiters asleep on syncCh or nextCh (tests look at it)
+	last      LSN   // last appended
+	durable   LSN   // last on stable storage
+	err       error // sticky *FailedError
+	closing   bool
+	syncing   bool // a leader (a waiter or the committer) is writing a batch
+	handoff   bool // a leader left records behind: the committer should write them
+	closed    bool
+	appended  bool // Append was called: no Replay any more
+	replayed  bool
+	segments  []segment // on disk, oldest first; the last is active
+	activeLen int64     // bytes in the segment being filled by Append, written or pending
+	activeSeg uint64    // number of the segment being filled by Append
+	activeFst LSN       // first LSN of the segment being filled by Append
+	snapLSN   LSN
+	snapState []byte // held until Replay
+	stats     Stats
 
 	file     walfs.File // active segment; used only by the committer (and Open/Close)
 	filePath string     // its path
@@ -153,8 +163,8 @@ func open(fsys walfs.FS, dir string, segBytes int64, lock io.Closer) (*Log, erro
 	}
 	l := &Log{
 		fs: fsys, dir: dir, segmentBytes: segBytes,
-		durableCh: make(chan struct{}),
-		last:      rec.lastLSN, durable: rec.lastLSN,
+		nextCh: make(chan struct{}),
+		last:   rec.lastLSN, durable: rec.lastLSN,
 		segments: rec.segments, snapLSN: rec.snapLSN, snapState: rec.state, snapPath: rec.snapPath,
 		done: make(chan struct{}), lock: lock, pendingMax: PendingBytesMax,
 	}
@@ -371,20 +381,25 @@ func (l *Log) WaitDurable(ctx context.Context, lsn LSN) error {
 			return ErrClosed
 		case !l.syncing:
 			l.commitLocked()
-			if len(l.pending) > 0 && l.err == nil {
-				l.handoff = true // appended while we wrote: the committer takes over
-				l.work.Signal()
-			}
 			continue
 		}
-		ch := l.durableCh
+		ch := l.nextCh
+		if lsn <= l.syncUpto {
+			ch = l.syncCh // the commit in flight writes it
+		}
+		l.sleeping++
 		l.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
+			l.mu.Lock()
+			l.sleeping--
+			l.mu.Unlock()
 			return ctx.Err()
 		}
 		l.mu.Lock()
+		l.sleeping--
+		l.stats.Wakeups++
 	}
 }
 
@@ -435,7 +450,7 @@ func (l *Log) Close() error {
 			l.commitLocked()
 			continue
 		}
-		ch := l.durableCh // a leader is writing: wait for it
+		ch := l.syncCh // a leader is writing: wait for it
 		l.mu.Unlock()
 		<-ch
 		l.mu.Lock()
@@ -446,8 +461,8 @@ func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true
-	close(l.durableCh)
-	l.durableCh = make(chan struct{})
+	close(l.nextCh) // waiters see closed
+	l.nextCh = make(chan struct{})
 	var cerr error
 	if l.file != nil {
 		if l.err == nil && l.allocEnd > 0 {
@@ -480,8 +495,12 @@ func (l *Log) fail(err error) {
 		fe = &FailedError{Op: "io", Path: l.dir, Err: err}
 	}
 	l.err = fe
-	close(l.durableCh)
-	l.durableCh = make(chan struct{})
+	if l.syncCh != nil {
+		close(l.syncCh)
+		l.syncCh = nil
+	}
+	close(l.nextCh)
+	l.nextCh = make(chan struct{})
 	l.space.Broadcast()
 }
 
@@ -518,6 +537,9 @@ func (l *Log) commitLocked() {
 	}
 	l.syncing = true
 	batch := l.pending
+	// The waiters of the next commit are this one's: everything pending is in it.
+	l.syncCh, l.nextCh = l.nextCh, make(chan struct{})
+	l.syncUpto = batch[len(batch)-1].last
 	l.pending = nil
 	l.pendBytes = 0
 	l.space.Broadcast()
@@ -539,8 +561,14 @@ func (l *Log) commitLocked() {
 	}
 	l.durable = last
 	l.stats.Syncs++
-	close(l.durableCh)
-	l.durableCh = make(chan struct{})
+	close(l.syncCh)
+	l.syncCh = nil
+	if len(l.pending) > 0 {
+		// Appended while we wrote, and their waiters sleep on nextCh: the committer
+		// writes them now, whoever led this commit.
+		l.handoff = true
+		l.work.Signal()
+	}
 	for _, c := range batch {
 		if cap(c.data) <= 4<<20 && len(l.spare) < 4 {
 			l.spare = append(l.spare, c.data)

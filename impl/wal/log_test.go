@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -273,6 +274,124 @@ func TestWaitDurableContext(t *testing.T) {
 	}
 	if err := l.WaitDurable(context.Background(), lsn); err != nil {
 		t.Fatalf("the record still becomes durable: %v", err)
+	}
+}
+
+// gatedSyncFS is a FaultFS whose file Syncs, while armed, wait for the test: each
+// announces itself on entered and goes on when release receives.
+type gatedSyncFS struct {
+	*walfs.FaultFS
+	armed            atomic.Bool
+	entered, release chan struct{}
+}
+
+type gatedFile struct {
+	walfs.File
+	g *gatedSyncFS
+}
+
+func (g *gatedSyncFS) Create(path string) (walfs.File, error) {
+	f, err := g.FaultFS.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return &gatedFile{f, g}, nil
+}
+
+func (g *gatedSyncFS) OpenAppend(path string) (walfs.File, error) {
+	f, err := g.FaultFS.OpenAppend(path)
+	if err != nil {
+		return nil, err
+	}
+	return &gatedFile{f, g}, nil
+}
+
+func (f *gatedFile) Sync() error {
+	if f.g.armed.Load() {
+		f.g.entered <- struct{}{}
+		<-f.g.release
+	}
+	return f.File.Sync()
+}
+
+// waitSleeping waits until n WaitDurable calls sleep.
+func waitSleeping(t *testing.T, l *Log, n int) {
+	t.Helper()
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		l.mu.Lock()
+		got := l.sleeping
+		l.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("%d waiters asleep, want %d", got, n)
+		}
+	}
+}
+
+// TestCommitWakesOnlyItsWaiters: a group commit wakes the waiters whose records it
+// wrote and no others. Records appended while a commit is in flight go in the next
+// one, and their waiters sleep until that one ends: with one channel for every
+// commit they woke at each commit and slept again, a useless wake-up per request.
+func TestCommitWakesOnlyItsWaiters(t *testing.T) {
+	g := &gatedSyncFS{FaultFS: walfs.NewFaultFS(), entered: make(chan struct{}), release: make(chan struct{})}
+	l := mustOpen(t, g, 0)
+	defer l.Close()
+	defer func() { // on a failure, let blocked Syncs finish so that Close returns
+		g.armed.Store(false)
+		for {
+			select {
+			case <-g.entered:
+			case g.release <- struct{}{}:
+			case <-time.After(100 * time.Millisecond):
+				return
+			}
+		}
+	}()
+	g.armed.Store(true)
+	ctx := context.Background()
+	first, err := l.Append([]byte("first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const behind = 5
+	errs := make(chan error, 2+behind)
+	go func() { errs <- l.WaitDurable(ctx, first) }() // leads the first commit
+	<-g.entered
+	go func() { errs <- l.WaitDurable(ctx, first) }() // sleeps until the first commit ends
+	waitSleeping(t, l, 1)
+	for i := range behind {
+		lsn, err := l.Append([]byte(fmt.Sprintf("behind %d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { errs <- l.WaitDurable(ctx, lsn) }()
+	}
+	waitSleeping(t, l, 1+behind)
+
+	g.release <- struct{}{} // the first commit ends
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-g.entered // the committer writes the records behind
+	l.mu.Lock()
+	woke, asleep := l.stats.Wakeups, l.sleeping
+	l.mu.Unlock()
+	if woke != 1 || asleep != behind {
+		t.Fatalf("after the first commit: %d wake-ups and %d asleep, want 1 and %d", woke, asleep, behind)
+	}
+	g.release <- struct{}{}
+	for range behind {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.armed.Store(false)
+	if st := l.Stats(); st.Wakeups != 1+behind || st.Syncs != 2 || l.Durable() != first+behind {
+		t.Fatalf("wake-ups %d, syncs %d, durable %d; want %d, 2, %d", st.Wakeups, st.Syncs, l.Durable(), 1+behind, first+behind)
 	}
 }
 
