@@ -161,10 +161,12 @@ Flags:
 		code = exitFailure
 	}
 	if wlog != nil {
-		// How well group commit worked in this life: records per fdatasync.
+		// How well group commit worked in this life: records per fdatasync, and how
+		// often a request waiting for the disk was woken (once each is the least).
 		st := wlog.Stats()
 		logger.Info("log", "records", st.Records, "fdatasyncs", st.Syncs,
-			"records_per_sync", fmt.Sprintf("%.1f", float64(st.Records)/float64(max(st.Syncs, 1))), "bytes", st.Bytes)
+			"records_per_sync", fmt.Sprintf("%.1f", float64(st.Records)/float64(max(st.Syncs, 1))),
+			"wakeups", st.Wakeups, "bytes", st.Bytes)
 	}
 	return code
 }
