@@ -305,6 +305,41 @@ func copyDir(t *testing.T, from, to string) {
 	}
 }
 
+// TestEditsDuringRunAreNotSeen: a run tests the module as it was when it began.
+// Right after the run copies the module, the test file in the tree is broken and a
+// test file that does not compile is added: the run still kills and keeps the same
+// mutants, and the tree keeps the edits (the run wrote nothing back).
+func TestEditsDuringRunAreNotSeen(t *testing.T) {
+	dir := t.TempDir()
+	copyDir(t, fixtureDir, dir)
+	all := listFixture(t, dir, nil).Mutants
+	kill := find(t, all, "Clamp", OpNegateCond, "<", ">=")
+	survive := find(t, all, "IsAdult", OpBoundary, ">=", ">")
+	broken := "package fixture\n\nfunc TestBroken(t *testing.T) { undefined() }\n"
+	testHookCopied = func() {
+		write(t, filepath.Join(dir, "fixture_test.go"), broken)
+		write(t, filepath.Join(dir, "added_test.go"), broken)
+	}
+	defer func() { testHookCopied = nil }()
+	rep, err := Run(context.Background(), Config{
+		Dir: dir, Packages: []string{"."}, TestPackages: []string{"."}, Workers: 2,
+		Only: []string{kill.ID, survive.ID},
+	})
+	if err != nil {
+		t.Fatalf("a run whose tree was edited after it began: %v", err)
+	}
+	got := map[string]Status{}
+	for _, m := range rep.Mutants {
+		got[m.ID] = m.Status
+	}
+	if got[kill.ID] != StatusKilled || got[survive.ID] != StatusSurvived {
+		t.Errorf("outcomes %v, want %s killed and %s survived", got, kill.ID, survive.ID)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "added_test.go")); string(b) != broken {
+		t.Error("the edit made during the run is gone")
+	}
+}
+
 // TestSuppressions checks the file format and that suppressed mutants are not run.
 func TestSuppressions(t *testing.T) {
 	for _, c := range []struct {
@@ -499,20 +534,23 @@ func TestInterruptLeavesTreeUnchanged(t *testing.T) {
 	}
 }
 
-// TestInterruptDuringSetup: a run whose context ends while it loads the packages, or
-// while it type checks its mutants (which takes minutes on a large package), stops
+// TestInterruptDuringSetup: a run whose context ends while it copies the module,
+// loads the packages, or type checks its mutants (which takes minutes on a large package), stops
 // with ErrInterrupted and writes nothing.
 func TestInterruptDuringSetup(t *testing.T) {
 	before := treeHash(t, fixtureDir)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := Run(ctx, Config{Dir: fixtureDir, Packages: []string{"."}, TestPackages: []string{"."}})
-	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "while loading the packages") {
-		t.Fatalf("Run with an ended context: %v, want ErrInterrupted while loading the packages", err)
+	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), " the module") {
+		t.Fatalf("Run with an ended context: %v, want ErrInterrupted while copying the module", err)
 	}
 	dir, err := filepath.Abs(fixtureDir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := load(ctx, dir, []string{"."}); !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "while loading the packages") {
+		t.Fatalf("load with an ended context: %v, want ErrInterrupted while loading the packages", err)
 	}
 	targets, err := load(context.Background(), dir, []string{"."})
 	if err != nil {

@@ -133,6 +133,37 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	cfg.Dir = dir
 	began := time.Now()
+	// git diff runs in the tree itself: the copy has no history.
+	diffDir, diffRoot := dir, ""
+	if cfg.DiffBase != "" {
+		if diffRoot, err = moduleRoot(dir); err != nil {
+			return nil, err
+		}
+	}
+	var tmp string
+	if !cfg.ListOnly {
+		if tmp, err = os.MkdirTemp("", "soundgate-mutation-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		root, err := moduleRoot(dir)
+		if err != nil {
+			return nil, err
+		}
+		rel, err := filepath.Rel(root, dir)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+		src := filepath.Join(tmp, "src")
+		if err := copyModule(ctx, root, src); err != nil {
+			return nil, err
+		}
+		if testHookCopied != nil {
+			testHookCopied()
+		}
+		dir = filepath.Join(src, rel)
+		cfg.Dir = dir
+	}
 	rep := &Report{
 		Packages: cfg.Packages, TestPackages: cfg.TestPackages, Skip: cfg.Skip, DiffBase: cfg.DiffBase,
 		Workers: cfg.Workers, Counts: map[Status]int{},
@@ -160,7 +191,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	sort.Strings(rep.StaleSuppressions)
-	ms, err = filter(ms, cfg, targets)
+	ms, err = filter(ms, cfg, diffDir, diffRoot)
 	if err != nil {
 		return nil, err
 	}
@@ -185,12 +216,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.finish(began)
 		return rep, nil
 	}
-
-	tmp, err := os.MkdirTemp("", "soundgate-mutation-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
 
 	r := &runner{cfg: cfg, tmp: tmp, originals: map[string][]byte{}, archives: map[string][]byte{}}
 	var todo []*Mutant
@@ -315,12 +340,13 @@ func (rep *Report) finish(began time.Time) {
 	rep.Seconds = time.Since(began).Round(time.Millisecond).Seconds()
 }
 
-// filter applies --diff, the operator list and the id list.
-func filter(ms []*Mutant, cfg Config, targets []target) ([]*Mutant, error) {
+// filter applies --diff (git diff in diffDir, paths relative to the module root
+// diffRoot), the operator list and the id list.
+func filter(ms []*Mutant, cfg Config, diffDir, diffRoot string) ([]*Mutant, error) {
 	var changed map[string][]lineRange
 	if cfg.DiffBase != "" {
 		var err error
-		changed, err = changedLines(cfg.Dir, cfg.DiffBase, targets[0].modRoot)
+		changed, err = changedLines(diffDir, cfg.DiffBase, diffRoot)
 		if err != nil {
 			return nil, err
 		}
