@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"errors"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -194,6 +195,12 @@ func TestDecodeErrorOffsets(t *testing.T) {
 		{"overlong at the end", "ab\xc0\xaf", ErrInvalidUTF8, 2},
 		{"truncated rune at the end", "abc\xe2\x82", ErrInvalidUTF8, 3},
 		{"invalid then LF", "a\xff\n", ErrInvalidUTF8, 1},
+		// A missing member has no place in the line: -1 ("or -1").
+		{"missing id", `{"jsonrpc":"2.0","method":"cancel","params":{"run":"r"}}`, ErrInvalidRequest, -1},
+		{"missing jsonrpc", `{"id":1,"method":"cancel","params":{"run":"r"}}`, ErrInvalidRequest, -1},
+		{"missing method", `{"jsonrpc":"2.0","id":1,"params":{"run":"r"}}`, ErrInvalidRequest, -1},
+		{"missing params", `{"jsonrpc":"2.0","id":1,"method":"cancel"}`, ErrMissingField, -1},
+		{"missing run", `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{}}`, ErrMissingField, -1},
 	}
 	for _, tc := range cases {
 		de := decodeError(t, tc.line)
@@ -293,6 +300,18 @@ func TestDecodeSyntaxEdges(t *testing.T) {
 		{"array method", `{"jsonrpc":"2.0","id":1,"method":["cancel"],"params":{"run":"r"}}`, ErrInvalidRequest, "method"},
 		{"nested names reused by the parent", `{"params":{"run":"r","id":3},"id":1,"jsonrpc":"2.0","method":"cancel"}`, ErrUnknownField, "params.id"},
 		{"nested names reused by the parent, many", `{"params":{"run":"r",` + manyKeys(20) + `},"k1":1,"id":1,"jsonrpc":"2.0","method":"cancel"}`, ErrInvalidRequest, "k1"},
+		{"method first", `{"method":"cancel","jsonrpc":"2.0","id":1,"params":{"run":"r"}}`, nil, ""},
+		{"id first", `{"id":1,"method":"cancel","params":{"run":"r"},"jsonrpc":"2.0"}`, nil, ""},
+		{"jsonrpc first, params last", `{"jsonrpc":"2.0","method":"cancel","id":1,"params":{"run":"r"}}`, nil, ""},
+		{"params first", `{"params":{"run":"r"},"jsonrpc":"2.0","id":1,"method":"cancel"}`, nil, ""},
+		{"two unknown members, first at the start", `{"x":1,"y":2,"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r"}}`, ErrInvalidRequest, "x"},
+		{"two unknown members", `{"jsonrpc":"2.0","x":1,"id":1,"y":2,"method":"cancel","params":{"run":"r"}}`, ErrInvalidRequest, "x"},
+		{"duplicate spelt with an escape first", env(`1`, `{"r\u0075n":"r","run":"s"}`), ErrDuplicateKey, ""},
+		{"duplicate, both escaped", env(`1`, `{"r\u0075n":"r","\u0072un":"s"}`), ErrDuplicateKey, ""},
+		{"duplicate past the pairwise keys", env(`1`, `{"run":"r",`+manyKeys(40)+`,"k30":0}`), ErrDuplicateKey, ""},
+		{"duplicate of the last of many keys", env(`1`, `{"run":"r",`+manyKeys(40)+`,"k39":0}`), ErrDuplicateKey, ""},
+		{"duplicate of the 17th key", env(`1`, `{`+manyKeys(17)+`,"k16":0}`), ErrDuplicateKey, ""},
+		{"many distinct escaped keys", env(`1`, `{"run":"r",`+strings.ReplaceAll(manyKeys(40), `"k`, `"\u006b`)+`}`), ErrUnknownField, "params.k0"},
 		{"sibling objects with the same names", env(`1`, `{"run":[{"a":1,"b":2},{"a":1,"b":2}]}`), ErrWrongType, "params.run"},
 		{"scalar at the depth limit", env(`1`, `{"run":`+nest(DepthMax-2, "[", "1", "]")+`}`), ErrWrongType, "params.run"},
 		{"string at the depth limit", env(`1`, `{"run":`+nest(DepthMax-2, "[", `"s"`, "]")+`}`), ErrWrongType, "params.run"},
@@ -343,7 +362,11 @@ func manyKeys(n int) string {
 // id is given only when it is unambiguous). Checked against protoref too.
 //
 // Kills: decode.go Decoder.recoverID:boundary:ccc3694a and constant:921b6dce (a
-// repeated "id" that is the first member taken for a unique one).
+// repeated "id" that is the first member taken for a unique one), boundary:491f6904,
+// constant:f56cda01 (an id that is the first member ignored), remove-stmt:52277ad9
+// (the string of a string id dropped); parseID:remove-stmt:f862955b,
+// constant:9fa5235b, boundary:da055e79 (string ids), boundary:f33bd1f9 and 1e3929d1
+// (ids starting with 0 or 9).
 func TestDuplicateKeyRecoversID(t *testing.T) {
 	const p = `"jsonrpc":"2.0","method":"cancel","params":{"run":"r","run":"s"}`
 	cases := []struct {
@@ -355,6 +378,11 @@ func TestDuplicateKeyRecoversID(t *testing.T) {
 		{"id last", `{` + p + `,"id":"x"}`, StringID("x")},
 		{"id escaped", `{"\u0069d":-3,` + p + `}`, IntID(-3)},
 		{"string id with escapes", `{"id":"a\nb",` + p + `}`, StringID("a\nb")},
+		{"id zero", `{"id":0,` + p + `}`, IntID(0)},
+		{"id nine", `{"id":9,` + p + `}`, IntID(9)},
+		{"id negative max", `{"id":-9007199254740991,` + p + `}`, IntID(-IntMax)},
+		{"string id at the limit", `{"id":"` + strings.Repeat("i", IDBytesMax) + `",` + p + `}`, StringID(strings.Repeat("i", IDBytesMax))},
+		{"string id at the limit by escapes", `{"id":"` + strings.Repeat(`\u00e9`, IDBytesMax/2) + `",` + p + `}`, StringID(strings.Repeat("\u00e9", IDBytesMax/2))},
 		{"id repeated, first member", `{"id":1,"id":2,` + p + `}`, ID{}},
 		{"id repeated, same value", `{"id":1,"id":1,"jsonrpc":"2.0","method":"cancel","params":{"run":"r"}}`, ID{}},
 		{"id repeated, not first", `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r"},"id":2}`, ID{}},
@@ -377,5 +405,132 @@ func TestDuplicateKeyRecoversID(t *testing.T) {
 		if !errors.As(rerr, &re) || re.Err != ErrDuplicateKey || re.ID != tc.id {
 			t.Errorf("%s: the reference says %v", tc.name, rerr)
 		}
+	}
+}
+
+// TestDecodeAtEveryLimit: every limit of docs/protocol.md ("Limits") at its bound is
+// accepted and decoded exactly, and one past it (either side) is refused with the
+// documented error and field. Lengths are bytes after unescaping, so the string limits
+// are also tested with a value written with escapes.
+//
+// Kills: decode.go Decoder.interpret:boundary:248dd6fb (a string id of exactly 64
+// bytes refused) and the bound mutants of interpret's string and integer checks.
+func TestDecodeAtEveryLimit(t *testing.T) {
+	q := func(s string) string { return `"` + s + `"` }
+	line := func(id, method, params string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":{` + params + `}}`
+	}
+	rep := strings.Repeat
+	cases := []struct {
+		name  string
+		line  string
+		want  Request // when err is nil
+		err   *Error
+		field string
+	}{
+		{"string id at 64 bytes", line(q(rep("i", IDBytesMax)), "cancel", `"run":"r"`),
+			Request{ID: StringID(rep("i", IDBytesMax)), Method: MethodCancel, Run: "r"}, nil, ""},
+		{"string id at 64 bytes by escapes", line(q(rep(`\u00e9`, IDBytesMax/2)), "cancel", `"run":"r"`),
+			Request{ID: StringID(rep("\u00e9", IDBytesMax/2)), Method: MethodCancel, Run: "r"}, nil, ""},
+		{"string id at 65 bytes", line(q(rep("i", IDBytesMax+1)), "cancel", `"run":"r"`), Request{}, ErrInvalidRequest, "id"},
+		{"integer id at 2^53-1", line("9007199254740991", "cancel", `"run":"r"`),
+			Request{ID: IntID(IntMax), Method: MethodCancel, Run: "r"}, nil, ""},
+		{"integer id at -(2^53-1)", line("-9007199254740991", "cancel", `"run":"r"`),
+			Request{ID: IntID(-IntMax), Method: MethodCancel, Run: "r"}, nil, ""},
+		{"integer id past -(2^53-1)", line("-9007199254740992", "cancel", `"run":"r"`), Request{}, ErrInvalidRequest, "id"},
+		{"token at 512 bytes", line("1", "hello", `"version":1,"token":`+q(rep("t", TokenBytesMax))),
+			Request{ID: IntID(1), Method: MethodHello, Version: 1, Token: rep("t", TokenBytesMax)}, nil, ""},
+		{"token at 513 bytes", line("1", "hello", `"version":1,"token":`+q(rep("t", TokenBytesMax+1))), Request{}, ErrOutOfRange, "params.token"},
+		{"token at 1 byte", line("1", "hello", `"version":1,"token":"t"`),
+			Request{ID: IntID(1), Method: MethodHello, Version: 1, Token: "t"}, nil, ""},
+		{"version at 2^53-1", line("1", "hello", `"version":9007199254740991,"token":"t"`),
+			Request{ID: IntID(1), Method: MethodHello, Version: IntMax, Token: "t"}, nil, ""},
+		{"version at 2^53", line("1", "hello", `"version":9007199254740992,"token":"t"`), Request{}, ErrOutOfRange, "params.version"},
+		{"version negative", line("1", "hello", `"version":-1,"token":"t"`), Request{}, ErrOutOfRange, "params.version"},
+		{"run at 128 bytes by escapes", line("1", "cancel", `"run":`+q(rep(`\u00e9`, RunBytesMax/2))),
+			Request{ID: IntID(1), Method: MethodCancel, Run: core.RunID(rep("\u00e9", RunBytesMax/2))}, nil, ""},
+		{"run at 129 bytes by escapes", line("1", "cancel", `"run":`+q(rep(`\u00e9`, RunBytesMax/2)+"x")), Request{}, ErrOutOfRange, "params.run"},
+		{"run at 1 byte", line("1", "fence", `"run":"r"`), Request{ID: IntID(1), Method: MethodFence, Run: "r"}, nil, ""},
+		{"key at 256 bytes", line("1", "status", `"run":"r","key":`+q(rep("k", KeyBytesMax))),
+			Request{ID: IntID(1), Method: MethodStatus, Run: "r", Key: core.Key(rep("k", KeyBytesMax))}, nil, ""},
+		{"key at 257 bytes", line("1", "status", `"run":"r","key":`+q(rep("k", KeyBytesMax+1))), Request{}, ErrOutOfRange, "params.key"},
+		{"key at 1 byte", line("1", "decide", `"run":"r","key":"k","decision":"reject"`),
+			Request{ID: IntID(1), Method: MethodDecide, Run: "r", Key: "k", Decision: core.Reject}, nil, ""},
+		{"result at 16384 bytes", line("1", "complete", `"run":"r","key":"k","outcome":"ok","result":`+q(rep("x", ResultBytesMax))),
+			Request{ID: IntID(1), Method: MethodComplete, Run: "r", Key: "k", Outcome: core.OutcomeOK, Result: rep("x", ResultBytesMax)}, nil, ""},
+		{"result at 16385 bytes", line("1", "complete", `"run":"r","key":"k","outcome":"failed","result":`+q(rep("x", ResultBytesMax+1))), Request{}, ErrOutOfRange, "params.result"},
+		{"epoch at 1", line("1", "admit", `"run":"r","key":"k","epoch":1`),
+			Request{ID: IntID(1), Method: MethodAdmit, Run: "r", Key: "k", Epoch: 1}, nil, ""},
+		{"epoch at 2^53-1", line("1", "admit", `"run":"r","key":"k","epoch":9007199254740991`),
+			Request{ID: IntID(1), Method: MethodAdmit, Run: "r", Key: "k", Epoch: IntMax}, nil, ""},
+		{"epoch at 2^53", line("1", "admit", `"run":"r","key":"k","epoch":9007199254740992`), Request{}, ErrOutOfRange, "params.epoch"},
+		{"wait_ms at 0", line("1", "admit", `"run":"r","key":"k","epoch":1,"wait_ms":0`),
+			Request{ID: IntID(1), Method: MethodAdmit, Run: "r", Key: "k", Epoch: 1}, nil, ""},
+		{"wait_ms at 1", line("1", "admit", `"run":"r","key":"k","epoch":1,"wait_ms":1`),
+			Request{ID: IntID(1), Method: MethodAdmit, Run: "r", Key: "k", Epoch: 1, WaitMs: 1}, nil, ""},
+		{"wait_ms at 300000", line("1", "admit", `"run":"r","key":"k","epoch":1,"wait_ms":300000`),
+			Request{ID: IntID(1), Method: MethodAdmit, Run: "r", Key: "k", Epoch: 1, WaitMs: WaitMsMax}, nil, ""},
+		{"wait_ms at 300001", line("1", "admit", `"run":"r","key":"k","epoch":1,"wait_ms":300001`), Request{}, ErrOutOfRange, "params.wait_ms"},
+		{"timeout_ms at 1", line("1", "open", `"run":"r","timeout_ms":1`),
+			Request{ID: IntID(1), Method: MethodOpen, Run: "r", TimeoutMs: 1}, nil, ""},
+		{"timeout_ms at 30 days", line("1", "open", `"run":"r","timeout_ms":2592000000`),
+			Request{ID: IntID(1), Method: MethodOpen, Run: "r", TimeoutMs: TimeoutMsMax}, nil, ""},
+		{"timeout_ms past 30 days", line("1", "open", `"run":"r","timeout_ms":2592000001`), Request{}, ErrOutOfRange, "params.timeout_ms"},
+		{"timeout_ms negative", line("1", "open", `"run":"r","timeout_ms":-1`), Request{}, ErrOutOfRange, "params.timeout_ms"},
+	}
+	var d Decoder // reused, as a connection reuses it
+	for _, tc := range cases {
+		var got Request
+		err := d.Decode([]byte(tc.line), &got)
+		ref, rerr := protoref.Decode([]byte(tc.line))
+		if tc.err == nil {
+			if err != nil || got != tc.want || rerr != nil || ref != tc.want {
+				t.Errorf("%s: Decode = %+v, %v; reference %v; want %+v", tc.name, got, err, rerr, tc.want)
+			}
+			continue
+		}
+		var de *DecodeError
+		if !errors.As(err, &de) || de.Err != tc.err || de.Field != tc.field {
+			t.Errorf("%s: Decode = %v, want %v field %q", tc.name, err, tc.err.Type, tc.field)
+		}
+		var re *DecodeError
+		if !errors.As(rerr, &re) || re.Err != tc.err || re.Field != tc.field {
+			t.Errorf("%s: the reference says %v", tc.name, rerr)
+		}
+	}
+}
+
+// TestDecoderReuseBounded: a Decoder kept for a whole connection (as its doc asks)
+// does not accumulate the strings of earlier requests: decoding a request allocates
+// about the size of its own string fields, however many requests came before.
+//
+// Kills: decode.go Decoder.interpret:remove-stmt:82d156f8 (the scratch buffer never
+// reset: each request's one string copies every earlier request's strings too).
+func TestDecoderReuseBounded(t *testing.T) {
+	line := []byte(`{"jsonrpc":"2.0","id":"c-9","method":"complete","params":{"run":"run-7f3a","key":"send-email:step-12:4b1d","outcome":"ok","result":"250 2.0.0 OK queued as 4b1d"}}`)
+	const n = 2000
+	var d Decoder
+	var req Request
+	for i := 0; i < 10; i++ { // let the buffers reach their size
+		if err := d.Decode(line, &req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := 0; i < n; i++ {
+		if err := d.Decode(line, &req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	// The strings of the line are under 100 bytes; allow 8 times the line per request
+	// (other goroutines of the test binary allocate too). An accumulating decoder
+	// copies about 100*i bytes at request i: 100 times more on average.
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 8*uint64(len(line)) {
+		t.Fatalf("a reused Decoder allocated %d bytes per request of %d bytes", per, len(line))
+	}
+	if req.Result != "250 2.0.0 OK queued as 4b1d" || req.ID != StringID("c-9") || req.Key != "send-email:step-12:4b1d" {
+		t.Fatalf("decoded %+v", req)
 	}
 }
