@@ -357,8 +357,41 @@ func TestCommitWakesOnlyItsWaiters(t *testing.T) {
 	}
 	const behind = 5
 	errs := make(chan error, 2+behind)
+	// A broken log must fail this test, not hang it: every wait is bounded.
+	step := func(what string, ch any) {
+		t.Helper()
+		var ok bool
+		switch c := ch.(type) {
+		case chan struct{}: // a Sync that must start: receive its announcement
+			select {
+			case <-c:
+				ok = true
+			case <-time.After(5 * time.Second):
+			}
+		case chan<- struct{}: // a Sync that must be waiting: release it
+			select {
+			case c <- struct{}{}:
+				ok = true
+			case <-time.After(5 * time.Second):
+			}
+		}
+		if !ok {
+			t.Fatalf("%s: nothing happened in 5 s", what)
+		}
+	}
+	wait := func(what string) {
+		t.Helper()
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: WaitDurable did not return in 5 s", what)
+		}
+	}
 	go func() { errs <- l.WaitDurable(ctx, first) }() // leads the first commit
-	<-g.entered
+	step("the first commit", g.entered)
 	go func() { errs <- l.WaitDurable(ctx, first) }() // sleeps until the first commit ends
 	waitSleeping(t, l, 1)
 	for i := range behind {
@@ -370,24 +403,19 @@ func TestCommitWakesOnlyItsWaiters(t *testing.T) {
 	}
 	waitSleeping(t, l, 1+behind)
 
-	g.release <- struct{}{} // the first commit ends
-	for range 2 {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
-	<-g.entered // the committer writes the records behind
+	step("ending the first commit", (chan<- struct{})(g.release))
+	wait("the leader")
+	wait("the waiter of the first commit")
+	step("the commit of the records behind", g.entered) // by the committer
 	l.mu.Lock()
 	woke, asleep := l.stats.Wakeups, l.sleeping
 	l.mu.Unlock()
 	if woke != 1 || asleep != behind {
 		t.Fatalf("after the first commit: %d wake-ups and %d asleep, want 1 and %d", woke, asleep, behind)
 	}
-	g.release <- struct{}{}
+	step("ending the second commit", (chan<- struct{})(g.release))
 	for range behind {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
+		wait("a waiter of the second commit")
 	}
 	g.armed.Store(false)
 	if st := l.Stats(); st.Wakeups != 1+behind || st.Syncs != 2 || l.Durable() != first+behind {
