@@ -94,13 +94,7 @@ func Dial(ctx context.Context, addr, token string) (*Client, error) {
 	if !utf8.ValidString(token) {
 		return nil, fmt.Errorf("%w: token", ErrNotUTF8) // before dialing: nothing is sent
 	}
-	network, address := "tcp", addr
-	switch {
-	case strings.HasPrefix(addr, "unix:"):
-		network, address = "unix", strings.TrimPrefix(addr, "unix:")
-	case strings.HasPrefix(addr, "/"):
-		network = "unix"
-	}
+	network, address := SplitAddr(addr)
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, network, address)
 	if err != nil {
@@ -114,6 +108,18 @@ func Dial(ctx context.Context, addr, token string) (*Client, error) {
 	}
 	c.Role = hello.Role
 	return c, nil
+}
+
+// SplitAddr turns a gate address as Dial takes it into the network and address of
+// net.Dial: "unix:/path" and "/path" are Unix sockets, anything else is TCP host:port.
+func SplitAddr(addr string) (network, address string) {
+	switch {
+	case strings.HasPrefix(addr, "unix:"):
+		return "unix", strings.TrimPrefix(addr, "unix:")
+	case strings.HasPrefix(addr, "/"):
+		return "unix", addr
+	}
+	return "tcp", addr
 }
 
 // Close closes the connection; calls in flight and later calls return ErrClosed.

@@ -532,3 +532,18 @@ func TestAdmitWaitShortSteps(t *testing.T) {
 	require.GreaterOrEqual(t, cc.admits.Load(), int64(3), "asks")
 	require.NoError(t, <-decided)
 }
+
+// TestSplitAddr: the address forms Dial and the bench take.
+func TestSplitAddr(t *testing.T) {
+	for _, c := range []struct{ addr, network, address string }{
+		{"unix:/run/gate.sock", "unix", "/run/gate.sock"},
+		{"/run/gate.sock", "unix", "/run/gate.sock"},
+		{"127.0.0.1:7433", "tcp", "127.0.0.1:7433"},
+		{"gate.internal:7433", "tcp", "gate.internal:7433"},
+		{"[::1]:7433", "tcp", "[::1]:7433"},
+	} {
+		n, a := SplitAddr(c.addr)
+		require.Equal(t, c.network, n, c.addr)
+		require.Equal(t, c.address, a, c.addr)
+	}
+}

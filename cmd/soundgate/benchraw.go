@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/soundgate/soundgate/client"
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/proto"
 )
@@ -50,13 +50,7 @@ type rawReq struct {
 
 // dialRaw connects to addr (the forms client.Dial takes) and says hello with token.
 func dialRaw(ctx context.Context, addr, token string) (net.Conn, *proto.Reader, error) {
-	network, address := "tcp", addr
-	switch {
-	case strings.HasPrefix(addr, "unix:"):
-		network, address = "unix", strings.TrimPrefix(addr, "unix:")
-	case strings.HasPrefix(addr, "/"):
-		network = "unix"
-	}
+	network, address := client.SplitAddr(addr)
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, network, address)
 	if err != nil {
