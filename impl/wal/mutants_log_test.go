@@ -165,7 +165,11 @@ func TestSnapshotDuringRolloverSurvivesPowerLoss(t *testing.T) {
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- l.WaitDurable(context.Background(), lsn) }()
-	<-reached // segment 2 exists, its first record is about to be written
+	select {
+	case <-reached: // segment 2 exists, its first record is about to be written
+	case err := <-waited:
+		t.Fatalf("record 9 did not start segment 2 (segments %d, WaitDurable %v)", l.Stats().Segments, err)
+	}
 	state := []byte("state after record 8")
 	if err := l.Snapshot(8, state); err != nil {
 		t.Fatalf("Snapshot(8): %v", err)
