@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/soundgate/soundgate/impl/core"
 	. "github.com/soundgate/soundgate/impl/proto"
@@ -304,6 +305,12 @@ func TestDecodeSyntaxEdges(t *testing.T) {
 		{"id first", `{"id":1,"method":"cancel","params":{"run":"r"},"jsonrpc":"2.0"}`, nil, ""},
 		{"jsonrpc first, params last", `{"jsonrpc":"2.0","method":"cancel","id":1,"params":{"run":"r"}}`, nil, ""},
 		{"params first", `{"params":{"run":"r"},"jsonrpc":"2.0","id":1,"method":"cancel"}`, nil, ""},
+		{"hello without version", `{"jsonrpc":"2.0","id":1,"method":"hello","params":{"token":"t"}}`, ErrMissingField, "params.version"},
+		{"hello without anything", `{"jsonrpc":"2.0","id":1,"method":"hello","params":{}}`, ErrMissingField, "params.version"},
+		{"admit without run", `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"key":"k","epoch":1}}`, ErrMissingField, "params.run"},
+		{"admit without key", `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"epoch":1,"run":"r"}}`, ErrMissingField, "params.key"},
+		{"decide without decision", `{"jsonrpc":"2.0","id":1,"method":"decide","params":{"run":"r","key":"k"}}`, ErrMissingField, "params.decision"},
+		{"complete without outcome", `{"jsonrpc":"2.0","id":1,"method":"complete","params":{"run":"r","key":"k","result":"x"}}`, ErrMissingField, "params.outcome"},
 		{"two unknown members, first at the start", `{"x":1,"y":2,"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r"}}`, ErrInvalidRequest, "x"},
 		{"two unknown members", `{"jsonrpc":"2.0","x":1,"id":1,"y":2,"method":"cancel","params":{"run":"r"}}`, ErrInvalidRequest, "x"},
 		{"duplicate spelt with an escape first", env(`1`, `{"r\u0075n":"r","run":"s"}`), ErrDuplicateKey, ""},
@@ -532,5 +539,186 @@ func TestDecoderReuseBounded(t *testing.T) {
 	}
 	if req.Result != "250 2.0.0 OK queued as 4b1d" || req.ID != StringID("c-9") || req.Key != "send-email:step-12:4b1d" {
 		t.Fatalf("decoded %+v", req)
+	}
+}
+
+// TestLongNamesCut: an offending member name longer than NameBytesMax bytes is cut to
+// at most NameBytesMax bytes on a rune boundary and marked "..." in DecodeError.Field
+// (data.field on the wire must stay valid UTF-8); a name of exactly NameBytesMax bytes
+// is given whole.
+//
+// Kills: decode.go truncName:boundary:6f578033 (a name of exactly NameBytesMax bytes
+// cut: index out of range), negate-cond:54d68b55, remove-stmt:8cb5559f and
+// arith:446068c3 (a cut inside a 3-byte rune).
+func TestLongNamesCut(t *testing.T) {
+	rep := strings.Repeat
+	cases := []struct {
+		name  string
+		field string
+	}{
+		{rep("n", NameBytesMax), rep("n", NameBytesMax)},
+		{rep("n", NameBytesMax+1), rep("n", NameBytesMax) + "..."},
+		{rep("\u20ac", 30), rep("\u20ac", 21) + "..."},          // 3-byte runes: 64 = 21*3 + 1
+		{"x" + rep("\u20ac", 30), "x" + rep("\u20ac", 21) + "..."}, // 64 = 1 + 21*3: on a boundary
+		{rep("\U0001F600", 20), rep("\U0001F600", 16) + "..."},  // 4-byte runes: 64 = 16*4
+		{"xy" + rep("\U0001F600", 20), "xy" + rep("\U0001F600", 15) + "..."},
+	}
+	for _, tc := range cases {
+		for _, where := range []string{"params", "top"} {
+			line := `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r","` + tc.name + `":1}}`
+			want := "params." + tc.field
+			if where == "top" {
+				line = `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r"},"` + tc.name + `":1}`
+				want = tc.field
+			}
+			de := decodeError(t, line)
+			if de.Field != want || !utf8.ValidString(de.Field) {
+				t.Errorf("%s name of %d bytes: field %q, want %q", where, len(tc.name), de.Field, want)
+			}
+		}
+	}
+}
+
+// TestErrorDetailsStateLimits: a value refused for its range or length is answered
+// with a message that states the documented range in decimal (docs/protocol.md,
+// "Limits"), so that a client author can fix the request from the message alone.
+//
+// Kills: detail.go rangeDetail:constant:98009e81 (the upper bound printed in base 11)
+// and the mutants of lengthDetail and of the bounds interpret passes to them.
+func TestErrorDetailsStateLimits(t *testing.T) {
+	line := func(method, params string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{` + params + `}}`
+	}
+	rep := strings.Repeat
+	cases := []struct {
+		line, field, says string
+	}{
+		{line("hello", `"version":0,"token":"t"`), "params.version", "must be in 1..9007199254740991"},
+		{line("hello", `"version":1,"token":""`), "params.token", "length must be 1..512 bytes"},
+		{line("open", `"run":"r","timeout_ms":0`), "params.timeout_ms", "must be in 1..2592000000"},
+		{line("cancel", `"run":""`), "params.run", "length must be 1..128 bytes"},
+		{line("status", `"run":"r","key":"`+rep("k", 257)+`"`), "params.key", "length must be 1..256 bytes"},
+		{line("admit", `"run":"r","key":"k","epoch":0`), "params.epoch", "must be in 1..9007199254740991"},
+		{line("admit", `"run":"r","key":"k","epoch":1,"wait_ms":300001`), "params.wait_ms", "must be in 0..300000"},
+		{line("complete", `"run":"r","key":"k","outcome":"ok","result":"`+rep("x", 16385)+`"`), "params.result", "length must be 0..16384 bytes"},
+	}
+	for _, tc := range cases {
+		de := decodeError(t, tc.line)
+		if de.Err != ErrOutOfRange || de.Field != tc.field || !strings.Contains(de.Error(), tc.says) {
+			t.Errorf("%s: %q, want out_of_range saying %q", tc.field, de.Error(), tc.says)
+		}
+	}
+}
+
+// TestValidate: Request.Validate accepts exactly what Decode can return and otherwise
+// gives the error Decode would give (docs of Validate): the kind and the field of the
+// first fault, Offset -1 (there is no line), the id, and a message that states the
+// documented range. For a fault the wire can carry (a value out of its range), the
+// encoded request is refused by Decode with the same kind and field.
+//
+// Kills: the encode.go Request.Validate mutants: the id, method, version, string,
+// epoch, wait_ms and timeout_ms bounds, the set bits of gated, wait_ms and timeout_ms
+// (a field of another method not reported), the extra-field loop, Offset -2 and the
+// range details.
+func TestValidate(t *testing.T) {
+	rep := strings.Repeat
+	id := IntID(1)
+	type tc struct {
+		name  string
+		req   Request
+		err   *Error // nil: valid
+		field string
+		says  string // the message contains it
+		wire  bool   // the fault survives AppendRequest
+	}
+	cases := []tc{
+		{"int id at the bound", Request{ID: IntID(IntMax), Method: MethodCancel, Run: "r"}, nil, "", "", true},
+		{"int id at the negative bound", Request{ID: IntID(-IntMax), Method: MethodCancel, Run: "r"}, nil, "", "", true},
+		{"int id over the bound", Request{ID: IntID(IntMax + 1), Method: MethodCancel, Run: "r"}, ErrInvalidRequest, "id", "", true},
+		{"int id under the negative bound", Request{ID: IntID(-IntMax - 1), Method: MethodCancel, Run: "r"}, ErrInvalidRequest, "id", "", true},
+		{"int id with a string", Request{ID: ID{Kind: IDInt, Int: 1, Str: "x"}, Method: MethodCancel, Run: "r"}, ErrInvalidRequest, "id", "", false},
+		{"int id 0 with a string", Request{ID: ID{Kind: IDInt, Str: "x"}, Method: MethodCancel, Run: "r"}, ErrInvalidRequest, "id", "", false},
+		{"string id at 64 bytes", Request{ID: StringID(rep("i", IDBytesMax)), Method: MethodCancel, Run: "r"}, nil, "", "", true},
+		{"string id at 65 bytes", Request{ID: StringID(rep("i", IDBytesMax+1)), Method: MethodCancel, Run: "r"}, ErrInvalidRequest, "id", "", true},
+		{"string id not UTF-8", Request{ID: StringID("\xff"), Method: MethodCancel, Run: "r"}, ErrInvalidRequest, "id", "", false},
+		{"string id with an int", Request{ID: ID{Kind: IDString, Str: "s", Int: 1}, Method: MethodCancel, Run: "r"}, ErrInvalidRequest, "id", "", false},
+		{"empty string id with an int", Request{ID: ID{Kind: IDString, Int: 1}, Method: MethodCancel, Run: "r"}, ErrInvalidRequest, "id", "", false},
+		{"id of an unknown kind", Request{ID: ID{Kind: 3, Int: 1}, Method: MethodCancel, Run: "r"}, ErrInvalidRequest, "id", "", false},
+		{"no method", Request{ID: id, Run: "r"}, ErrUnknownMethod, "method", "", false},
+		{"method past the last", Request{ID: id, Method: MethodStatus + 1, Run: "r"}, ErrUnknownMethod, "method", "", false},
+		{"method far past the last", Request{ID: id, Method: 200, Run: "r"}, ErrUnknownMethod, "method", "", false},
+		{"version at the bound", Request{ID: id, Method: MethodHello, Version: IntMax, Token: "t"}, nil, "", "", true},
+		{"version negative", Request{ID: id, Method: MethodHello, Version: -1, Token: "t"}, ErrOutOfRange, "params.version", "must be in 1..9007199254740991", true},
+		{"version over the bound", Request{ID: id, Method: MethodHello, Version: IntMax + 1, Token: "t"}, ErrOutOfRange, "params.version", "must be in 1..9007199254740991", true},
+		{"token of 1 byte", Request{ID: id, Method: MethodHello, Version: 1, Token: "t"}, nil, "", "", true},
+		{"token at the bound", Request{ID: id, Method: MethodHello, Version: 1, Token: rep("t", TokenBytesMax)}, nil, "", "", true},
+		{"token over the bound", Request{ID: id, Method: MethodHello, Version: 1, Token: rep("t", TokenBytesMax+1)}, ErrOutOfRange, "params.token", "1..512 bytes", true},
+		{"token not UTF-8", Request{ID: id, Method: MethodHello, Version: 1, Token: "t\xff"}, ErrOutOfRange, "params.token", "", false},
+		{"hello without version", Request{ID: id, Method: MethodHello, Token: "t"}, ErrMissingField, "params.version", "required by hello", false},
+		{"hello without token", Request{ID: id, Method: MethodHello, Version: 1}, ErrMissingField, "params.token", "required by hello", false},
+		{"run over the bound", Request{ID: id, Method: MethodCancel, Run: core.RunID(rep("r", RunBytesMax+1))}, ErrOutOfRange, "params.run", "1..128 bytes", true},
+		{"run at the bound", Request{ID: id, Method: MethodFence, Run: core.RunID(rep("r", RunBytesMax))}, nil, "", "", true},
+		{"key over the bound", Request{ID: id, Method: MethodStatus, Run: "r", Key: core.Key(rep("k", KeyBytesMax+1))}, ErrOutOfRange, "params.key", "1..256 bytes", true},
+		{"key of 1 byte", Request{ID: id, Method: MethodStatus, Run: "r", Key: "k"}, nil, "", "", true},
+		{"result of 1 byte", Request{ID: id, Method: MethodComplete, Run: "r", Key: "k", Outcome: core.OutcomeOK, Result: "x"}, nil, "", "", true},
+		{"result at the bound", Request{ID: id, Method: MethodComplete, Run: "r", Key: "k", Outcome: core.OutcomeOK, Result: rep("x", ResultBytesMax)}, nil, "", "", true},
+		{"result over the bound", Request{ID: id, Method: MethodComplete, Run: "r", Key: "k", Outcome: core.OutcomeOK, Result: rep("x", ResultBytesMax+1)}, ErrOutOfRange, "params.result", "16384 bytes", true},
+		{"epoch at the bound", Request{ID: id, Method: MethodAdmit, Run: "r", Key: "k", Epoch: IntMax}, nil, "", "", true},
+		{"epoch over the bound", Request{ID: id, Method: MethodAdmit, Run: "r", Key: "k", Epoch: IntMax + 1}, ErrOutOfRange, "params.epoch", "must be in 1..9007199254740991", true},
+		{"wait_ms of 1", Request{ID: id, Method: MethodAdmit, Run: "r", Key: "k", Epoch: 1, WaitMs: 1}, nil, "", "", true},
+		{"wait_ms at the bound", Request{ID: id, Method: MethodAdmit, Run: "r", Key: "k", Epoch: 1, WaitMs: WaitMsMax}, nil, "", "", true},
+		{"wait_ms over the bound", Request{ID: id, Method: MethodAdmit, Run: "r", Key: "k", Epoch: 1, WaitMs: WaitMsMax + 1}, ErrOutOfRange, "params.wait_ms", "must be in 0..300000", true},
+		{"wait_ms negative", Request{ID: id, Method: MethodAdmit, Run: "r", Key: "k", Epoch: 1, WaitMs: -1}, ErrOutOfRange, "params.wait_ms", "must be in 0..300000", true},
+		{"timeout_ms of 1", Request{ID: id, Method: MethodOpen, Run: "r", TimeoutMs: 1}, nil, "", "", true},
+		{"timeout_ms of 2", Request{ID: id, Method: MethodOpen, Run: "r", TimeoutMs: 2}, nil, "", "", true},
+		{"timeout_ms at the bound", Request{ID: id, Method: MethodOpen, Run: "r", TimeoutMs: TimeoutMsMax}, nil, "", "", true},
+		{"timeout_ms over the bound", Request{ID: id, Method: MethodOpen, Run: "r", TimeoutMs: TimeoutMsMax + 1}, ErrOutOfRange, "params.timeout_ms", "must be in 1..2592000000", true},
+		{"timeout_ms negative", Request{ID: id, Method: MethodOpen, Run: "r", TimeoutMs: -1}, ErrOutOfRange, "params.timeout_ms", "must be in 1..2592000000", true},
+		{"decision out of range", Request{ID: id, Method: MethodDecide, Run: "r", Key: "k", Decision: 3}, ErrOutOfRange, "params.decision", "", false},
+		{"outcome out of range", Request{ID: id, Method: MethodComplete, Run: "r", Key: "k", Outcome: 3}, ErrOutOfRange, "params.outcome", "", false},
+		{"complete without outcome", Request{ID: id, Method: MethodComplete, Run: "r", Key: "k"}, ErrMissingField, "params.outcome", "required by complete", false},
+		{"decide without decision", Request{ID: id, Method: MethodDecide, Run: "r", Key: "k"}, ErrMissingField, "params.decision", "required by decide", false},
+		{"admit without epoch", Request{ID: id, Method: MethodAdmit, Run: "r", Key: "k"}, ErrMissingField, "params.epoch", "required by admit", false},
+		// A field of another method, reported in the order of the method table.
+		{"version on cancel", Request{ID: id, Method: MethodCancel, Run: "r", Version: 1}, ErrUnknownField, "params.version", "not a field of cancel", false},
+		{"token on open", Request{ID: id, Method: MethodOpen, Run: "r", Token: "t"}, ErrUnknownField, "params.token", "not a field of open", false},
+		{"key on fence", Request{ID: id, Method: MethodFence, Run: "r", Key: "k"}, ErrUnknownField, "params.key", "not a field of fence", false},
+		{"epoch on status", Request{ID: id, Method: MethodStatus, Run: "r", Epoch: 1}, ErrUnknownField, "params.epoch", "not a field of status", false},
+		{"gated on open", Request{ID: id, Method: MethodOpen, Run: "r", Gated: true}, ErrUnknownField, "params.gated", "not a field of open", false},
+		{"wait_ms on open", Request{ID: id, Method: MethodOpen, Run: "r", WaitMs: 5}, ErrUnknownField, "params.wait_ms", "not a field of open", false},
+		{"timeout_ms on admit", Request{ID: id, Method: MethodAdmit, Run: "r", Key: "k", Epoch: 1, TimeoutMs: 5}, ErrUnknownField, "params.timeout_ms", "not a field of admit", false},
+		{"decision on complete", Request{ID: id, Method: MethodComplete, Run: "r", Key: "k", Outcome: core.OutcomeOK, Decision: core.Approve}, ErrUnknownField, "params.decision", "not a field of complete", false},
+		{"outcome on decide", Request{ID: id, Method: MethodDecide, Run: "r", Key: "k", Decision: core.Approve, Outcome: core.OutcomeOK}, ErrUnknownField, "params.outcome", "not a field of decide", false},
+		{"result on cancel", Request{ID: id, Method: MethodCancel, Run: "r", Result: "x"}, ErrUnknownField, "params.result", "not a field of cancel", false},
+		{"run on hello", Request{ID: id, Method: MethodHello, Version: 1, Token: "t", Run: "r"}, ErrUnknownField, "params.run", "not a field of hello", false},
+		{"two foreign fields: the first in table order", Request{ID: id, Method: MethodCancel, Run: "r", Result: "x", Gated: true}, ErrUnknownField, "params.gated", "", false},
+		{"foreign field before a missing one", Request{ID: id, Method: MethodAdmit, Run: "r", Key: "k", Gated: true, TimeoutMs: 3}, ErrUnknownField, "params.timeout_ms", "", false},
+	}
+	for _, c := range cases {
+		err := c.req.Validate()
+		if c.err == nil {
+			if err != nil {
+				t.Errorf("%s: Validate = %v, want nil", c.name, err)
+			}
+			if got, derr := Decode(AppendRequest(nil, &c.req)); derr != nil || got != c.req {
+				t.Errorf("%s: decode(encode) = %+v, %v", c.name, got, derr)
+			}
+			continue
+		}
+		var de *DecodeError
+		if !errors.As(err, &de) || de.Err != c.err || de.Field != c.field || de.Offset != -1 || de.ID != c.req.ID {
+			t.Errorf("%s: Validate = %#v, want %s field %q offset -1 id %v", c.name, err, c.err.Type, c.field, c.req.ID)
+			continue
+		}
+		if !strings.Contains(de.Error(), c.says) {
+			t.Errorf("%s: Validate = %q, want it to say %q", c.name, de.Error(), c.says)
+		}
+		if c.wire {
+			_, derr := Decode(AppendRequest(nil, &c.req))
+			var we *DecodeError
+			if !errors.As(derr, &we) || we.Err != c.err || we.Field != c.field {
+				t.Errorf("%s: Validate says %v, Decode of the encoding says %v", c.name, err, derr)
+			}
+		}
 	}
 }
