@@ -558,9 +558,9 @@ func TestLongNamesCut(t *testing.T) {
 	}{
 		{rep("n", NameBytesMax), rep("n", NameBytesMax)},
 		{rep("n", NameBytesMax+1), rep("n", NameBytesMax) + "..."},
-		{rep("\u20ac", 30), rep("\u20ac", 21) + "..."},          // 3-byte runes: 64 = 21*3 + 1
+		{rep("\u20ac", 30), rep("\u20ac", 21) + "..."},             // 3-byte runes: 64 = 21*3 + 1
 		{"x" + rep("\u20ac", 30), "x" + rep("\u20ac", 21) + "..."}, // 64 = 1 + 21*3: on a boundary
-		{rep("\U0001F600", 20), rep("\U0001F600", 16) + "..."},  // 4-byte runes: 64 = 16*4
+		{rep("\U0001F600", 20), rep("\U0001F600", 16) + "..."},     // 4-byte runes: 64 = 16*4
 		{"xy" + rep("\U0001F600", 20), "xy" + rep("\U0001F600", 15) + "..."},
 	}
 	for _, tc := range cases {
