@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"errors"
 	"os"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -657,6 +658,8 @@ func TestValidate(t *testing.T) {
 		{"hello without version", Request{ID: id, Method: MethodHello, Token: "t"}, ErrMissingField, "params.version", "required by hello", false},
 		{"hello without token", Request{ID: id, Method: MethodHello, Version: 1}, ErrMissingField, "params.token", "required by hello", false},
 		{"run over the bound", Request{ID: id, Method: MethodCancel, Run: core.RunID(rep("r", RunBytesMax+1))}, ErrOutOfRange, "params.run", "1..128 bytes", true},
+		{"run of a lone continuation byte", Request{ID: id, Method: MethodCancel, Run: "r\x80"}, ErrOutOfRange, "params.run", "", false},
+		{"key with a 2-byte rune", Request{ID: id, Method: MethodStatus, Run: "r", Key: "\u0080"}, nil, "", "", true},
 		{"run at the bound", Request{ID: id, Method: MethodFence, Run: core.RunID(rep("r", RunBytesMax))}, nil, "", "", true},
 		{"key over the bound", Request{ID: id, Method: MethodStatus, Run: "r", Key: core.Key(rep("k", KeyBytesMax+1))}, ErrOutOfRange, "params.key", "1..256 bytes", true},
 		{"key of 1 byte", Request{ID: id, Method: MethodStatus, Run: "r", Key: "k"}, nil, "", "", true},
@@ -720,5 +723,104 @@ func TestValidate(t *testing.T) {
 				t.Errorf("%s: Validate says %v, Decode of the encoding says %v", c.name, err, derr)
 			}
 		}
+	}
+}
+
+// TestIDTypeMessage: an id that is neither a number nor a string is refused with a
+// message that says what an id may be (docs/protocol.md, "Requests": an integer or a
+// string), not only that it is not an integer.
+//
+// Kills: decode.go Decoder.interpret:boolean:aac1ff75 (every id that is not a string
+// taken down the number path, whose message says "id is not an integer").
+func TestIDTypeMessage(t *testing.T) {
+	for _, v := range []string{`null`, `true`, `false`, `[1]`, `{"a":1}`} {
+		de := decodeError(t, `{"jsonrpc":"2.0","id":`+v+`,"method":"cancel","params":{"run":"r"}}`)
+		if de.Err != ErrInvalidRequest || de.Field != "id" || !strings.Contains(de.Error(), "must be an integer or a string") {
+			t.Errorf("id %s: %q", v, de.Error())
+		}
+	}
+	for _, v := range []string{`1.5`, `-0.0`, `1e3`} {
+		de := decodeError(t, `{"jsonrpc":"2.0","id":`+v+`,"method":"cancel","params":{"run":"r"}}`)
+		if de.Err != ErrInvalidRequest || de.Field != "id" || !strings.Contains(de.Error(), "not an integer") {
+			t.Errorf("id %s: %q", v, de.Error())
+		}
+	}
+}
+
+// TestErrorTableDocumented: docs/protocol.md's error table ("Errors") is the wire's
+// contract and within version 1 no code or type changes meaning ("Versioning"). Every
+// row's code is the one this package sends for that data.type, every error of this
+// package and of the core has a row, and the documented code ranges are the
+// package's constants.
+//
+// Kills: errors.go _:constant:9b586b7a (CodeCoreLast -32040) and the mutants of the
+// error codes and of the core's code map.
+func TestErrorTableDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/protocol.md")
+	if err != nil {
+		t.Fatalf("the protocol's reference is needed: %v", err)
+	}
+	text := string(doc)
+	start := strings.Index(text, "\n## Errors\n")
+	end := strings.Index(text, "\n## Limits\n")
+	if start < 0 || end < start {
+		t.Fatal(`docs/protocol.md has no "Errors" section before "Limits"`)
+	}
+	section := text[start:end]
+	row := regexp.MustCompile("(?m)^\\| (-32[0-9]{3}) \\| `([a-z0-9_]+)` \\|")
+	documented := map[string]int{}
+	for _, m := range row.FindAllStringSubmatch(section, -1) {
+		code, _ := strconv.Atoi(m[1])
+		documented[m[2]] = code
+	}
+	ours := map[string]int{}
+	for _, e := range append(append([]*Error{}, DecodeErrors...), ServerErrors...) {
+		ours[e.Type] = e.Code
+	}
+	for _, e := range core.Errors {
+		c, ok := CoreCode(e.Code)
+		if !ok {
+			t.Errorf("core error %q has no wire code", e.Code)
+		}
+		ours[e.Code] = c
+	}
+	for typ, code := range ours {
+		if dc, ok := documented[typ]; !ok || dc != code {
+			t.Errorf("type %q: code %d, docs/protocol.md says %d (documented: %v)", typ, code, dc, ok)
+		}
+	}
+	for typ := range documented {
+		if _, ok := ours[typ]; !ok {
+			t.Errorf("docs/protocol.md documents type %q, which nothing sends", typ)
+		}
+	}
+	for _, c := range []struct {
+		code int
+		name string
+	}{
+		{CodeParseError, "parse_error"}, {CodeInvalidRequest, "invalid_request"},
+		{CodeMethodNotFound, "unknown_method"}, {CodeInvalidParams, "wrong_type"},
+		{CodeInternal, "internal"}, {CodeUnauthenticated, "unauthenticated"},
+		{CodeForbidden, "forbidden"}, {CodeUnavailable, "unavailable"},
+		{CodeShuttingDown, "shutting_down"}, {CodeOverloaded, "overloaded"},
+		{CodeUnsupportedVersion, "unsupported_version"}, {CodeHelloRequired, "hello_required"},
+		{CodeHelloRepeated, "hello_repeated"},
+	} {
+		if documented[c.name] != c.code {
+			t.Errorf("the code of %s is %d, docs/protocol.md says %d", c.name, c.code, documented[c.name])
+		}
+	}
+	rng := regexp.MustCompile(`(-32[0-9]{3})\.\.(-32[0-9]{3}) the gate core's`).FindStringSubmatch(section)
+	if rng == nil {
+		t.Fatal(`docs/protocol.md does not state the core's code range ("-32010..-32039 the gate core's")`)
+	}
+	if first, _ := strconv.Atoi(rng[1]); first != CodeCoreFirst {
+		t.Errorf("CodeCoreFirst = %d, docs/protocol.md says %d", CodeCoreFirst, first)
+	}
+	if last, _ := strconv.Atoi(rng[2]); last != CodeCoreLast {
+		t.Errorf("CodeCoreLast = %d, docs/protocol.md says %d", CodeCoreLast, last)
+	}
+	if len(documented) < len(ours) {
+		t.Fatalf("only %d rows read from docs/protocol.md's error table", len(documented))
 	}
 }
