@@ -10,6 +10,7 @@ package proto_test
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"os"
 	"regexp"
 	"runtime"
@@ -302,6 +303,33 @@ func TestDecodeSyntaxEdges(t *testing.T) {
 		{"array method", `{"jsonrpc":"2.0","id":1,"method":["cancel"],"params":{"run":"r"}}`, ErrInvalidRequest, "method"},
 		{"nested names reused by the parent", `{"params":{"run":"r","id":3},"id":1,"jsonrpc":"2.0","method":"cancel"}`, ErrUnknownField, "params.id"},
 		{"nested names reused by the parent, many", `{"params":{"run":"r",` + manyKeys(20) + `},"k1":1,"id":1,"jsonrpc":"2.0","method":"cancel"}`, ErrInvalidRequest, "k1"},
+		{"tabs between tokens", "{\t\"jsonrpc\"\t:\t\"2.0\",\"id\":1,\"method\":\"cancel\",\"params\":{\"run\":\"r\"}\t}", nil, ""},
+		{"CR between tokens", "{\r\"jsonrpc\"\r:\"2.0\",\"id\":1,\"method\":\"cancel\",\"params\":{\"run\":\"r\"}\r}", nil, ""},
+		{"LF between tokens", "{\n\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"cancel\",\"params\":{\"run\":\"r\"}\n}", nil, ""},
+		{"every hex digit in escapes", env(`1`, `{"run":"\u0123\u4567\u89ab\ucdef\u89AB\uCDEF\u00e0\u00F0"}`), nil, ""},
+		{"escaped surrogate pair, upper case", env(`1`, `{"run":"\uD83D\uDE00\uDBFF\uDFFF"}`), nil, ""},
+		{"escape with g", env(`1`, `{"run":"\u00g0"}`), ErrParse, ""},
+		{"escape with G", env(`1`, `{"run":"\u00G0"}`), ErrParse, ""},
+		{"escape with a slash", env(`1`, `{"run":"\u00/0"}`), ErrParse, ""},
+		{"escape with a colon", env(`1`, `{"run":"\u00:0"}`), ErrParse, ""},
+		{"escape with an at sign", env(`1`, `{"run":"\u00@0"}`), ErrParse, ""},
+		{"escape with a backquote", env(`1`, "{\"run\":\"\\u00`0\"}"), ErrParse, ""},
+		{"escape cut short", env(`1`, `{"run":"\u12"}`), ErrParse, ""},
+		{"escape cut at the end of the line", `{"a":"\u12`, ErrParse, ""},
+		{"string not closed at the end of the line", `{"a":"abc`, ErrParse, ""},
+		{"quote alone", `"`, ErrParse, ""},
+		{"key not closed at the end of the line", `{"ab`, ErrParse, ""},
+		{"backslash at the end of the line", `{"a":"\`, ErrParse, ""},
+		{"escaped quote at the end of the line", `{"a":"\"`, ErrParse, ""},
+		{"surrogate pair cut at the end of the line", `{"a":"\ud83d\ude0`, ErrParse, ""},
+		{"high surrogate then a backslash at the end", `{"a":"\ud83d\`, ErrParse, ""},
+		{"high surrogate then another escape", env(`1`, `{"run":"\ud83d\n"}`), ErrParse, ""},
+		{"high surrogate then a high surrogate", env(`1`, `{"run":"\ud83d\ud83d"}`), ErrParse, ""},
+		{"high surrogate then a character", env(`1`, `{"run":"\ud83dx"}`), ErrParse, ""},
+		{"high surrogate then a non-surrogate escape", env(`1`, `{"run":"\ud83d\u0041"}`), ErrParse, ""},
+		{"high surrogate then U+E000", env(`1`, `{"run":"\ud83d\ue000"}`), ErrParse, ""},
+		{"highest surrogate pair", env(`1`, `{"run":"\udbff\udfff"}`), nil, ""},
+		{"lowest surrogate pair", env(`1`, `{"run":"\ud800\udc00"}`), nil, ""},
 		{"method first", `{"method":"cancel","jsonrpc":"2.0","id":1,"params":{"run":"r"}}`, nil, ""},
 		{"id first", `{"id":1,"method":"cancel","params":{"run":"r"},"jsonrpc":"2.0"}`, nil, ""},
 		{"jsonrpc first, params last", `{"jsonrpc":"2.0","method":"cancel","id":1,"params":{"run":"r"}}`, nil, ""},
@@ -822,5 +850,33 @@ func TestErrorTableDocumented(t *testing.T) {
 	}
 	if len(documented) < len(ours) {
 		t.Fatalf("only %d rows read from docs/protocol.md's error table", len(documented))
+	}
+}
+
+// TestErrorIsMatchesType: errors.Is matches a protocol *Error by its data.type, not by
+// identity (doc of Error.Is): an error built from an answer of a later version, whose
+// type this package does not know, matches another read of the same type, and a copy
+// of a sentinel matches the sentinel; different types never match.
+//
+// Kills: errors.go Error.Is:early-return:ef806587.
+func TestErrorIsMatchesType(t *testing.T) {
+	later := ErrorObject{Code: -32050, Type: "quota_exceeded", Message: "quota exceeded"}
+	a, b := later.Err(), later.Err()
+	if !errors.Is(a, b) || !errors.Is(fmt.Errorf("call: %w", a), b) {
+		t.Errorf("two reads of an unknown type %q do not match", later.Type)
+	}
+	if errors.Is(a, ErrInternal) || errors.Is(a, ErrForbidden) {
+		t.Errorf("an unknown type matches a sentinel of another type")
+	}
+	copied := *ErrOverloaded
+	if !errors.Is(&copied, ErrOverloaded) || errors.Is(&copied, ErrShuttingDown) {
+		t.Errorf("a copy of ErrOverloaded: Is(ErrOverloaded) %v, Is(ErrShuttingDown) %v",
+			errors.Is(&copied, ErrOverloaded), errors.Is(&copied, ErrShuttingDown))
+	}
+	if !errors.Is(&Error{Code: CodeForbidden, Type: "forbidden"}, ErrForbidden) {
+		t.Errorf("an *Error of type forbidden does not match ErrForbidden")
+	}
+	if errors.Is(&Error{Code: CodeForbidden, Type: "forbidden"}, errors.New("forbidden")) {
+		t.Errorf("an *Error matches an error that is not an *Error")
 	}
 }
