@@ -330,6 +330,12 @@ func TestDecodeSyntaxEdges(t *testing.T) {
 		{"high surrogate then U+E000", env(`1`, `{"run":"\ud83d\ue000"}`), ErrParse, ""},
 		{"highest surrogate pair", env(`1`, `{"run":"\udbff\udfff"}`), nil, ""},
 		{"lowest surrogate pair", env(`1`, `{"run":"\ud800\udc00"}`), nil, ""},
+		{"low surrogate first, then a low surrogate", env(`1`, `{"run":"\udc00\udc00"}`), ErrParse, ""},
+		{"two low surrogates", env(`1`, `{"run":"\udfff\ude00"}`), ErrParse, ""},
+		{"an escape just before the closing quote", env(`1`, `{"run":"\"\\\/\b\f\n\r\t"}`), nil, ""},
+		{"each escape closing a string", env(`1`, `{"run":["\"","\\","\/","\b","\f","\n","\r","\t","\u0041"]}`), ErrWrongType, "params.run"},
+		{"high surrogate then xu and hex", env(`1`, `{"run":"\ud83dxude00"}`), ErrParse, ""},
+		{"high surrogate then a backslash and hex", env(`1`, `{"run":"\ud83d\\de00"}`), ErrParse, ""},
 		{"method first", `{"method":"cancel","jsonrpc":"2.0","id":1,"params":{"run":"r"}}`, nil, ""},
 		{"id first", `{"id":1,"method":"cancel","params":{"run":"r"},"jsonrpc":"2.0"}`, nil, ""},
 		{"jsonrpc first, params last", `{"jsonrpc":"2.0","method":"cancel","id":1,"params":{"run":"r"}}`, nil, ""},
@@ -878,5 +884,80 @@ func TestErrorIsMatchesType(t *testing.T) {
 	}
 	if errors.Is(&Error{Code: CodeForbidden, Type: "forbidden"}, errors.New("forbidden")) {
 		t.Errorf("an *Error matches an error that is not an *Error")
+	}
+}
+
+// TestLimitsDocumented: the wire's limits are the numbers of docs/protocol.md's
+// "Limits" table, which client authors build on, and the protocol version is the one
+// the page describes. The other tests use the constants on both sides (a line of
+// LineBytesMax bytes, a run of RunBytesMax+1), so a constant changed in the code
+// alone would go unnoticed by them.
+//
+// Kills: the limits.go constant mutants (LineBytesMax, IDBytesMax, IntMax, DepthMax,
+// TokenBytesMax, RunBytesMax, KeyBytesMax, ResultBytesMax, WaitMsMax, TimeoutMsMax,
+// Version).
+func TestLimitsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/protocol.md")
+	if err != nil {
+		t.Fatalf("the protocol's reference is needed: %v", err)
+	}
+	text := string(doc)
+	start := strings.Index(text, "\n## Limits\n")
+	end := strings.Index(text, "\n## Versioning\n")
+	if start < 0 || end < start {
+		t.Fatal(`docs/protocol.md has no "Limits" section before "Versioning"`)
+	}
+	// Each row: | name | value | error |; the numbers of the value cell, in order.
+	number := regexp.MustCompile(`[0-9][0-9,]*`)
+	rows := map[string][]int64{}
+	for _, line := range strings.Split(text[start:end], "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || strings.TrimSpace(cells[1]) == "limit" {
+			continue
+		}
+		var nums []int64
+		for _, n := range number.FindAllString(cells[2], -1) {
+			v, err := strconv.ParseInt(strings.ReplaceAll(n, ",", ""), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nums = append(nums, v)
+		}
+		rows[strings.Trim(strings.TrimSpace(cells[1]), "`")] = nums
+	}
+	want := []struct {
+		row  string
+		nums []int64 // the numbers of the row's value cell
+	}{
+		{"line", []int64{LineBytesMax}},
+		{"string id", []int64{IDBytesMax}},
+		{"integer id, epoch, version", []int64{2, 53, 1}}, // "2^53-1"
+		{"nesting of arrays and objects", []int64{DepthMax}},
+		{"token", []int64{1, TokenBytesMax}},
+		{"run", []int64{1, RunBytesMax}},
+		{"key", []int64{1, KeyBytesMax}},
+		{"result", []int64{0, ResultBytesMax}},
+		{"wait_ms", []int64{0, WaitMsMax, 5}},        // "(5 minutes)"
+		{"timeout_ms", []int64{1, TimeoutMsMax, 30}}, // "(30 days)"
+	}
+	for _, w := range want {
+		got, ok := rows[w.row]
+		if !ok {
+			t.Errorf("docs/protocol.md's limits have no row %q", w.row)
+			continue
+		}
+		if fmt.Sprint(got) != fmt.Sprint(w.nums) {
+			t.Errorf("limit %q: docs/protocol.md says %v, the package %v", w.row, got, w.nums)
+		}
+	}
+	if IntMax != 1<<53-1 {
+		t.Errorf("IntMax = %d, docs/protocol.md says 2^53-1", int64(IntMax))
+	}
+	if WaitMsMax != 5*60*1000 || TimeoutMsMax != 30*24*60*60*1000 {
+		t.Errorf("WaitMsMax %d is not 5 minutes or TimeoutMsMax %d is not 30 days", WaitMsMax, int64(TimeoutMsMax))
+	}
+	page := regexp.MustCompile(`this page is version ([0-9]+)`).FindStringSubmatch(text)
+	if page == nil || page[1] != strconv.Itoa(Version) {
+		t.Errorf("Version = %d; docs/protocol.md says %q", Version, page)
 	}
 }
