@@ -9,6 +9,8 @@ package proto_test
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -1030,5 +1032,43 @@ func TestLimitsDocumented(t *testing.T) {
 	page := regexp.MustCompile(`this page is version ([0-9]+)`).FindStringSubmatch(text)
 	if page == nil || page[1] != strconv.Itoa(Version) {
 		t.Errorf("Version = %d; docs/protocol.md says %q", Version, page)
+	}
+}
+
+// TestAppendStringEveryByte: every string the encoders write is valid JSON on one line
+// and reads back as the same string, with each byte of invalid UTF-8 replaced by
+// U+FFFD (doc of appendString, via ID.AppendJSON): every ASCII byte alone and inside
+// text, runes of every length, and invalid sequences (a lone continuation byte, the
+// byte 0x80 itself, a cut rune, an encoded surrogate, bytes that never occur).
+//
+// Kills: json.go appendString:boundary:a40f48a2 (0x80 copied raw) and
+// slice-write:c32405e0 (a CR dropped), and the other escape mutants of appendString.
+func TestAppendStringEveryByte(t *testing.T) {
+	var inputs []string
+	for c := 0; c < 0x80; c++ {
+		inputs = append(inputs, string(rune(c)), "a"+string(rune(c))+"b")
+	}
+	inputs = append(inputs,
+		"\u00e9\u20ac\U0001F600", "\x80", "a\x80b", "\xbf", "\xc3", "a\xc3", "\xe2\x82", "\xed\xa0\x80",
+		"\xff\xfe", "\xf4\x90\x80\x80", "\xc0\xaf", "ok\xffok\u00e9", "\u2028\u2029", "\ufffd", "\x7f\x80\x81")
+	for _, s := range inputs {
+		out := StringID(s).AppendJSON(nil)
+		if !json.Valid(out) || bytes.ContainsAny(out, "\n\r") {
+			t.Errorf("%q written as %q: not one line of valid JSON", s, out)
+			continue
+		}
+		var back string
+		if err := json.Unmarshal(out, &back); err != nil {
+			t.Fatal(err)
+		}
+		var want strings.Builder
+		for i := 0; i < len(s); {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			want.WriteRune(r) // RuneError for each invalid byte
+			i += n
+		}
+		if back != want.String() {
+			t.Errorf("%q written as %s reads back as %q, want %q", s, out, back, want.String())
+		}
 	}
 }
