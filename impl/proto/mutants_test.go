@@ -13,9 +13,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -1072,5 +1074,53 @@ func TestAppendStringEveryByte(t *testing.T) {
 		if back != want.String() {
 			t.Errorf("%q written as %s reads back as %q, want %q", s, out, back, want.String())
 		}
+	}
+}
+
+// recordingReader serves data in reads of at most chunk bytes and records the size of
+// the buffer each Read was offered.
+type recordingReader struct {
+	data   []byte
+	chunk  int
+	offers []int
+}
+
+func (r *recordingReader) Read(p []byte) (int, error) {
+	r.offers = append(r.offers, len(p))
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), r.chunk)], r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// TestReaderStartsAt8KiB: "The Reader's memory starts at 8 KiB" (doc of Reader): its
+// first read offers the source exactly 8 KiB, and while lines stay short no read
+// offers more.
+//
+// Kills: reader.go _:constant:4bc2cdb9 and f9712c8c (readerBytesInitial 9 KiB, 16 KiB).
+func TestReaderStartsAt8KiB(t *testing.T) {
+	src := &recordingReader{data: bytes.Repeat([]byte("short line\n"), 5000), chunk: 1000}
+	r := NewReader(src)
+	lines := 0
+	for {
+		_, err := r.ReadLine()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines++
+	}
+	if lines != 5000 || len(src.offers) == 0 {
+		t.Fatalf("%d lines, %d reads", lines, len(src.offers))
+	}
+	if src.offers[0] != 8<<10 {
+		t.Errorf("the first read offered %d bytes, want 8 KiB", src.offers[0])
+	}
+	if m := slices.Max(src.offers); m > 8<<10 {
+		t.Errorf("a read offered %d bytes while every line is short", m)
 	}
 }
