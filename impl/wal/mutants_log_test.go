@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/soundgate/soundgate/impl/wal/walfs"
 )
@@ -849,5 +850,153 @@ func TestBacklogWrittenInChunks(t *testing.T) {
 		if n > chunkBytesMax {
 			t.Fatalf("a write of %d bytes, over chunkBytesMax (%d)", n, chunkBytesMax)
 		}
+	}
+}
+
+// holdFirstWrite makes the next record write to a segment wait: it returns a
+// channel closed when that write is reached and a function that lets it go on.
+func holdFirstWrite(h *handleFS) (reached <-chan struct{}, release func()) {
+	r, rel := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	h.mu.Lock()
+	h.beforeWrite = func(path string, off int64) {
+		if strings.HasSuffix(path, segmentSuffix) && off >= segmentHeaderBytes {
+			once.Do(func() { close(r); <-rel })
+		}
+	}
+	h.mu.Unlock()
+	var relOnce sync.Once
+	return r, func() { relOnce.Do(func() { close(rel) }) }
+}
+
+// TestWaitDurableContextDeterministic: a waiter whose context is already done when
+// it would sleep (another waiter leads the commit) returns the context's error at
+// once, leaves no sleeper counted behind, and its record still becomes durable.
+// Unlike TestWaitDurableContext it needs no timing: the leader is held inside its
+// write until the waiter has returned, so the mutation runs can keep it.
+//
+// Kills: impl/wal/log.go:Log.WaitDurable:remove-call (the Lock in the context branch:
+// an unlock of an unlocked mutex), remove-stmt and arith (sleeping not decremented,
+// or incremented).
+func TestWaitDurableContextDeterministic(t *testing.T) {
+	h := newHandleFS()
+	l := mustOpen(t, h, 0)
+	defer l.Close()
+	replayAll(t, l)
+	reached, release := holdFirstWrite(h)
+	defer release()
+	first, err := l.Append([]byte("first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := make(chan error, 1)
+	go func() { leader <- l.WaitDurable(context.Background(), first) }()
+	<-reached // the leader is writing
+	// One waiter for a record in the commit in flight, one for a record behind it.
+	for _, lsn := range []LSN{first, first + 1} {
+		if lsn > first {
+			if _, err := l.Append([]byte("behind")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := l.WaitDurable(ctx, lsn); !errors.Is(err, context.Canceled) {
+			t.Fatalf("WaitDurable(%d) with a done context = %v, want context.Canceled", lsn, err)
+		}
+		l.mu.Lock()
+		asleep := l.sleeping
+		l.mu.Unlock()
+		if asleep != 0 {
+			t.Fatalf("%d waiters counted asleep after the only one returned", asleep)
+		}
+	}
+	release()
+	if err := <-leader; err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WaitDurable(context.Background(), first+1); err != nil {
+		t.Fatalf("the record still becomes durable: %v", err)
+	}
+}
+
+// TestCloseWhileALeaderWrites: Close called while a waiter leads a commit waits for
+// that commit, then writes what is still pending, and returns nil; every record
+// appended before Close is durable and replayed by the next Open.
+//
+// Kills: impl/wal/log.go:Log.Close:remove-call (the Lock after waiting for the leader:
+// an unlock of an unlocked mutex).
+func TestCloseWhileALeaderWrites(t *testing.T) {
+	h := newHandleFS()
+	l := mustOpen(t, h, 0)
+	replayAll(t, l)
+	reached, release := holdFirstWrite(h)
+	defer release()
+	first, err := l.Append([]byte("first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := make(chan error, 1)
+	go func() { leader <- l.WaitDurable(context.Background(), first) }()
+	<-reached
+	if _, err := l.Append([]byte("second")); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- l.Close() }()
+	// Close has begun once closing is set; with the leader held it then waits for
+	// the commit in flight.
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		l.mu.Lock()
+		closing := l.closing
+		l.mu.Unlock()
+		if closing {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("Close did not start")
+		}
+	}
+	release()
+	if err := <-leader; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	l = mustOpen(t, h, 0)
+	defer l.Close()
+	if r := replayAll(t, l); fmt.Sprint(r.lsns) != "[1 2]" {
+		t.Fatalf("replayed %v, want [1 2]", r.lsns)
+	}
+}
+
+// TestSpareBuffersBounded: the written chunk buffers kept for reuse are bounded
+// (spareBuffersMax), also after a backlog of many chunks was written in one commit:
+// the memory a log holds between commits does not grow with its largest backlog.
+//
+// Kills: impl/wal/log.go:Log.commitLocked:boolean (cap <= 4 MiB || len(spare) < 4:
+// every buffer of up to 4 MiB kept, here ten of them).
+func TestSpareBuffersBounded(t *testing.T) {
+	l := mustOpen(t, walfs.NewFaultFS(), 0)
+	defer l.Close()
+	replayAll(t, l)
+	rec := payload(1, 1000)
+	var last LSN
+	for range 10 * chunkBytesMax / len(rec) { // ten chunks or more
+		lsn, err := l.Append(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = lsn
+	}
+	if err := l.WaitDurable(context.Background(), last); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	n := len(l.spare)
+	l.mu.Unlock()
+	if n > spareBuffersMax {
+		t.Fatalf("%d spare buffers kept after a commit of ten chunks, want at most %d", n, spareBuffersMax)
 	}
 }
