@@ -1124,3 +1124,53 @@ func TestReaderStartsAt8KiB(t *testing.T) {
 		t.Errorf("a read offered %d bytes while every line is short", m)
 	}
 }
+
+// failingReader returns data in one read, then err.
+type failingReader struct {
+	data []byte
+	err  error
+}
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, r.err
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// TestReaderDiscardsAsSoonAsTooLong: "A line longer than LineBytesMax is never held in
+// memory" (doc of Reader): a pending line without LF is dropped, and reported as
+// line_too_long, as soon as it cannot be within the limit whatever comes next: more
+// than the limit plus one byte (a CR may still come before its LF). So when the source
+// fails after a partial line, a partial line of limit+2 bytes or more was already
+// discarded and is reported before the source's error, and a shorter one is dropped
+// silently (a broken connection executes no partial line).
+//
+// Kills: reader.go Reader.ReadLine:constant:94a02c08 (a partial line of limit+2 bytes
+// held instead of discarded).
+func TestReaderDiscardsAsSoonAsTooLong(t *testing.T) {
+	boom := errors.New("boom")
+	const limit = 8
+	for n := limit - 1; n <= limit+4; n++ {
+		r := NewReaderSize(&failingReader{data: bytes.Repeat([]byte("x"), n), err: boom}, limit)
+		var got []string
+		for i := 0; i < 3; i++ {
+			_, err := r.ReadLine()
+			if errors.Is(err, ErrLineTooLong) {
+				got = append(got, "too long")
+				continue
+			}
+			got = append(got, err.Error())
+			break
+		}
+		want := "[boom]"
+		if n >= limit+2 {
+			want = "[too long boom]"
+		}
+		if fmt.Sprint(got) != want {
+			t.Errorf("a partial line of %d bytes (limit %d) then an error: %v, want %s", n, limit, got, want)
+		}
+	}
+}
