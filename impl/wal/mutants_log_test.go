@@ -869,16 +869,17 @@ func holdFirstWrite(h *handleFS) (reached <-chan struct{}, release func()) {
 	return r, func() { relOnce.Do(func() { close(rel) }) }
 }
 
-// TestWaitDurableContextDeterministic: a waiter whose context is already done when
+// TestContextDoneWhileALeaderWrites: a waiter whose context is already done when
 // it would sleep (another waiter leads the commit) returns the context's error at
 // once, leaves no sleeper counted behind, and its record still becomes durable.
 // Unlike TestWaitDurableContext it needs no timing: the leader is held inside its
-// write until the waiter has returned, so the mutation runs can keep it.
+// write until the waiter has returned, so the mutation runs can keep it (its name
+// must not match the -skip pattern TestWaitDurableContext of make mutation-wal).
 //
 // Kills: impl/wal/log.go:Log.WaitDurable:remove-call (the Lock in the context branch:
 // an unlock of an unlocked mutex), remove-stmt and arith (sleeping not decremented,
 // or incremented).
-func TestWaitDurableContextDeterministic(t *testing.T) {
+func TestContextDoneWhileALeaderWrites(t *testing.T) {
 	h := newHandleFS()
 	l := mustOpen(t, h, 0)
 	defer l.Close()
