@@ -1174,3 +1174,28 @@ func TestReaderDiscardsAsSoonAsTooLong(t *testing.T) {
 		}
 	}
 }
+
+// TestReaderBuffered: Buffered is the number of bytes the Reader holds that ReadLine
+// has not returned yet (the server answers at once when it is 0): after each line of a
+// stream read in one piece, it is the length of the rest of the stream.
+//
+// Kills: reader.go Reader.Buffered:arith:b619ce78.
+func TestReaderBuffered(t *testing.T) {
+	stream := "a\nbb\r\n\nccc\ndddd"
+	r := NewReader(strings.NewReader(stream))
+	if r.Buffered() != 0 {
+		t.Fatalf("Buffered before any read = %d", r.Buffered())
+	}
+	rest := stream
+	for _, want := range []string{"a", "bb", "ccc", "dddd"} {
+		line, err := r.ReadLine()
+		if err != nil || string(line) != want {
+			t.Fatalf("ReadLine = %q, %v; want %q", line, err, want)
+		}
+		rest = rest[strings.Index(rest, want)+len(want):]
+		rest = strings.TrimPrefix(strings.TrimPrefix(rest, "\r"), "\n")
+		if got := r.Buffered(); got != len(rest) {
+			t.Errorf("after %q: Buffered = %d, want %d (%q)", want, got, len(rest), rest)
+		}
+	}
+}
