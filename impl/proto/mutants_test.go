@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"runtime"
@@ -1197,5 +1198,51 @@ func TestReaderBuffered(t *testing.T) {
 		if got := r.Buffered(); got != len(rest) {
 			t.Errorf("after %q: Buffered = %d, want %d (%q)", want, got, len(rest), rest)
 		}
+	}
+}
+
+// badCountReader returns a count outside 0..len(p), which an io.Reader must not.
+type badCountReader struct{ n func(p []byte) int }
+
+func (r badCountReader) Read(p []byte) (int, error) { return r.n(p), nil }
+
+// TestReaderInvalidCount: a source that returns a negative count or more than it was
+// offered is an error of ReadLine (sticky), not a panic or a line made of bytes that
+// were never read: the Reader is fed by the network and by tests' fakes alike.
+//
+// Kills: reader.go Reader.fill:boolean:a47bc969 and the bound mutants of the count
+// check.
+func TestReaderInvalidCount(t *testing.T) {
+	for name, n := range map[string]func([]byte) int{
+		"negative":       func([]byte) int { return -1 },
+		"one too many":   func(p []byte) int { return len(p) + 1 },
+		"far too many":   func(p []byte) int { return 1 << 30 },
+		"minimum int":    func([]byte) int { return math.MinInt },
+		"negative later": func(p []byte) int { copy(p, "ab"); return -2 },
+	} {
+		r := NewReader(badCountReader{n})
+		for i := 0; i < 2; i++ {
+			line, err := r.ReadLine()
+			if err == nil || !strings.Contains(err.Error(), "invalid count") || errors.Is(err, io.EOF) {
+				t.Errorf("%s: ReadLine = %q, %v; want the invalid count error", name, line, err)
+			}
+		}
+	}
+	// The bounds themselves are valid counts: 0 (then data) and exactly len(p).
+	full := 0
+	r := NewReader(badCountReader{func(p []byte) int {
+		full++
+		switch full {
+		case 1:
+			return 0
+		case 2:
+			copy(p, bytes.Repeat([]byte("z"), len(p)))
+			p[len(p)-1] = '\n'
+			return len(p)
+		}
+		return 0
+	}})
+	if line, err := r.ReadLine(); err != nil || len(line) != 8<<10-1 {
+		t.Errorf("a read of 0 then a read of exactly len(p): %d bytes, %v", len(line), err)
 	}
 }
