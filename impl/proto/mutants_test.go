@@ -1219,6 +1219,16 @@ func TestReaderInvalidCount(t *testing.T) {
 		"far too many":   func(p []byte) int { return 1 << 30 },
 		"minimum int":    func([]byte) int { return math.MinInt },
 		"negative later": func(p []byte) int { copy(p, "ab"); return -2 },
+		"too many later": func() func([]byte) int {
+			calls := 0
+			return func(p []byte) int {
+				calls++
+				if calls == 1 {
+					return copy(p, "ab") // no LF: the next read appends
+				}
+				return len(p) + 1
+			}
+		}(),
 	} {
 		r := NewReader(badCountReader{n})
 		for i := 0; i < 2; i++ {
