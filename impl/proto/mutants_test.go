@@ -1160,6 +1160,9 @@ func TestReaderDiscardsAsSoonAsTooLong(t *testing.T) {
 		for i := 0; i < 3; i++ {
 			_, err := r.ReadLine()
 			if errors.Is(err, ErrLineTooLong) {
+				if de := (*DecodeError)(nil); !errors.As(err, &de) || de.Offset != -1 {
+					t.Errorf("the Reader's line_too_long has no place in a line, offset -1: %#v", err)
+				}
 				got = append(got, "too long")
 				continue
 			}
@@ -1254,5 +1257,56 @@ func TestReaderInvalidCount(t *testing.T) {
 	}})
 	if line, err := r.ReadLine(); err != nil || len(line) != 8<<10-1 {
 		t.Errorf("a read of 0 then a read of exactly len(p): %d bytes, %v", len(line), err)
+	}
+}
+
+// TestDecodeResponseRefuses: DecodeResponse reads an answer line only if it is one
+// JSON object with jsonrpc "2.0", an id, and exactly one of result and error (doc of
+// Response); the reflection-free fast path for the gate's own result lines must not
+// accept anything else. Lines cut, followed by garbage, with a misspelt member, or with
+// both or neither of result and error are errors.
+//
+// Kills: response.go decodeResponseGeneral:boolean:13c17a1a (both or neither accepted),
+// decodeResultFast:boolean:c409aff2 (a misspelt "result" member read as the result) and
+// d52aaf1a (trailing garbage, a cut result).
+func TestDecodeResponseRefuses(t *testing.T) {
+	bad := []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"a":1}x`,
+		`{"jsonrpc":"2.0","id":1,"result":{"a":1}}x`,
+		`{"jsonrpc":"2.0","id":1,"result":}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}`,
+		`{"jsonrpc":"2.0","id":1,"rasult":{"a":1}}`,
+		`{"jsonrpc":"2.0","id":1,"resul":{"a":1}} `,
+		`{"jsonrpc":"2.0","id":1,"result":{"answer":"admit","epoch":1},"error":{"code":-32603,"message":"m","data":{"type":"internal"}}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"m","data":{"type":"internal"}},"result":{}}`,
+		`{"jsonrpc":"2.0","id":1}`,
+		`{"jsonrpc":"1.0","id":1,"result":{}}`,
+		`{"id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","result":{}}`,
+		`{"jsonrpc":"2.0","id":1.5,"result":{}}`,
+		`{"jsonrpc":"2.0","id":-,"result":{}}`,
+		`[{"jsonrpc":"2.0","id":1,"result":{}}]`,
+	}
+	for _, line := range bad {
+		if r, err := DecodeResponse([]byte(line)); err == nil {
+			t.Errorf("DecodeResponse(%s) = %+v, want an error", line, r)
+		}
+	}
+	good := []struct {
+		line   string
+		id     ID
+		result string
+		typ    string
+	}{
+		{`{"jsonrpc":"2.0","id":-1,"result":{"a":1}}`, IntID(-1), `{"a":1}`, ""},
+		{`{"jsonrpc":"2.0","id":0,"result":{}}` + "\n", IntID(0), `{}`, ""},
+		{`{"jsonrpc":"2.0","id":"s","result":{"a":[1]}}`, StringID("s"), `{"a":[1]}`, ""},
+		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m","data":{"type":"parse_error"}}}`, ID{}, "", "parse_error"},
+	}
+	for _, g := range good {
+		r, err := DecodeResponse([]byte(g.line))
+		if err != nil || r.ID != g.id || string(r.Result) != g.result || (g.typ == "") != (r.Error == nil) || (r.Error != nil && r.Error.Type != g.typ) {
+			t.Errorf("DecodeResponse(%s) = %+v, %v", g.line, r, err)
+		}
 	}
 }
