@@ -1310,3 +1310,42 @@ func TestDecodeResponseRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerPrefixesRefused: a client reads answers from the network, where a line may
+// be cut anywhere: every proper prefix of an answer line is refused by DecodeResponse,
+// and every proper prefix of a result object by the result type's UnmarshalJSON, with
+// an error and without a panic (the fast paths index the bytes by hand).
+//
+// Kills: response.go admitResultFast:boolean:26d22a52 (a name without its closing
+// quote: slice out of range) and boundary:823cf90e (an object cut after the epoch's
+// digits: index out of range).
+func TestAnswerPrefixesRefused(t *testing.T) {
+	lines := []string{
+		`{"jsonrpc":"2.0","id":42,"result":{"answer":"admit","epoch":17}}`,
+		`{"jsonrpc":"2.0","id":-7,"result":{"answer":"denied","reason":"rejected","epoch":3}}`,
+		`{"jsonrpc":"2.0","id":"c","error":{"code":-32602,"message":"m","data":{"type":"wrong_type","field":"params.epoch"}}}`,
+	}
+	for _, line := range lines {
+		if _, err := DecodeResponse([]byte(line)); err != nil {
+			t.Fatalf("DecodeResponse(%s): %v", line, err)
+		}
+		for n := 0; n < len(line); n++ {
+			if r, err := DecodeResponse([]byte(line[:n])); err == nil {
+				t.Errorf("DecodeResponse(%s) = %+v, want an error", line[:n], r)
+			}
+		}
+	}
+	objects := []string{`{"answer":"admit","epoch":17}`, `{"answer":"held","epoch":0}`, `{"answer":"duplicate","outcome":"ok","result":"x","epoch":1}`}
+	for _, obj := range objects {
+		var full AdmitResult
+		if err := full.UnmarshalJSON([]byte(obj)); err != nil {
+			t.Fatalf("UnmarshalJSON(%s): %v", obj, err)
+		}
+		for n := 0; n < len(obj); n++ {
+			var r AdmitResult
+			if err := r.UnmarshalJSON([]byte(obj[:n])); err == nil {
+				t.Errorf("UnmarshalJSON(%s) = %+v, want an error", obj[:n], r)
+			}
+		}
+	}
+}
