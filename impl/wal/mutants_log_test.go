@@ -1001,3 +1001,29 @@ func TestSpareBuffersBounded(t *testing.T) {
 		t.Fatalf("%d spare buffers kept after a commit of ten chunks, want at most %d", n, spareBuffersMax)
 	}
 }
+
+// TestCloseTwice: a second Close (a deferred Close after an explicit one) returns what
+// the first returned: nil for a clean log, the failure for a failed one.
+//
+// Exercises impl/wal/log.go:Log.Close:unlock-drop (the Unlock before a second Close
+// waits for the first): that mutant deadlocks, so it times out rather than being
+// killed.
+func TestCloseTwice(t *testing.T) {
+	for _, failed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("failed=%v", failed), func(t *testing.T) {
+			fsys := walfs.NewFaultFS()
+			l := mustOpen(t, fsys, 0)
+			replayAll(t, l)
+			appendWait(t, l, []byte("one"))
+			if failed {
+				fsys.Inject(walfs.Fault{Op: walfs.OpSync, Path: segmentSuffix})
+				lsn, _ := l.Append([]byte("two"))
+				l.WaitDurable(context.Background(), lsn)
+			}
+			first := l.Close()
+			if second := l.Close(); second != first || (first == nil) == failed {
+				t.Fatalf("Close = %v, then %v; want the same twice (failed log: %v)", first, second, failed)
+			}
+		})
+	}
+}
