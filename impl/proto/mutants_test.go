@@ -1349,3 +1349,60 @@ func TestAnswerPrefixesRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestResultNamesClosed: the result types read back only the names of protocol
+// version 1 (docs/protocol.md, "Versioning": no status or answer name changes meaning);
+// an unknown name, among them "invalid" (what the core's String gives for a value out
+// of range) and a name in the wrong case, is an error, not a zero or a made-up value.
+//
+// Kills: response.go StatusResult.UnmarshalJSON:negate-cond:b3a21cfe,
+// runWire.status:negate-cond:c0e83ccb, and _:constant:6ac15647, 12efab62, c5401192,
+// 70785a7c (a name table one entry longer: "invalid" read as a value).
+func TestResultNamesClosed(t *testing.T) {
+	unknown := []string{"invalid", "bogus", "Active", "ADMIT", " held"}
+	type reader interface{ UnmarshalJSON([]byte) error }
+	for _, name := range unknown {
+		q := strconv.Quote(name)
+		cases := []struct {
+			what string
+			r    reader
+			obj  string
+		}{
+			{"open status", &OpenResult{}, `{"run":"r","status":` + q + `,"epoch":1,"created":true}`},
+			{"cancel status", &CancelResult{}, `{"run":"r","status":` + q + `,"epoch":1}`},
+			{"status status", &StatusResult{}, `{"run":"r","status":` + q + `,"epoch":1,"pending":[]}`},
+			{"effect status", &StatusResult{}, `{"run":"r","status":"active","epoch":1,"pending":[],"effect":{"key":"k","status":` + q + `}}`},
+			{"answer", &AdmitResult{}, `{"answer":` + q + `,"epoch":1}`},
+			{"reason", &AdmitResult{}, `{"answer":"denied","reason":` + q + `,"epoch":1}`},
+			{"outcome", &AdmitResult{}, `{"answer":"duplicate","outcome":` + q + `,"epoch":1}`},
+			{"effect outcome", &StatusResult{}, `{"run":"r","status":"active","epoch":1,"pending":[],"effect":{"key":"k","status":"completed","outcome":` + q + `}}`},
+			{"decision", &DecideResult{}, `{"decision":` + q + `,"repeat":false}`},
+			{"role", &HelloResult{}, `{"version":1,"role":` + q + `,"server":"s"}`},
+		}
+		for _, c := range cases {
+			if err := c.r.UnmarshalJSON([]byte(c.obj)); err == nil {
+				t.Errorf("%s %q: read as %+v, want an error", c.what, name, c.r)
+			}
+		}
+	}
+	// Every name of version 1 is read, including the zero statuses.
+	for i, name := range []string{"none", "active", "cancelled", "timed_out"} {
+		var r CancelResult
+		if err := r.UnmarshalJSON([]byte(`{"run":"r","status":"` + name + `","epoch":1}`)); err != nil || int(r.Status) != i {
+			t.Errorf("run status %q: %+v, %v", name, r, err)
+		}
+	}
+	for i, name := range []string{"absent", "held", "released", "admitted", "completed", "rejected"} {
+		var r StatusResult
+		obj := `{"run":"r","status":"active","epoch":1,"pending":[],"effect":{"key":"k","status":"` + name + `"}}`
+		if err := r.UnmarshalJSON([]byte(obj)); err != nil || r.Effect == nil || int(r.Effect.Status) != i {
+			t.Errorf("effect status %q: %+v, %v", name, r, err)
+		}
+	}
+	for i, name := range []string{"admit", "held", "duplicate", "denied"} {
+		var r AdmitResult
+		if err := r.UnmarshalJSON([]byte(`{"answer":"` + name + `","reason":"rejected","epoch":1}`)); err != nil || int(r.Answer) != i+1 {
+			t.Errorf("answer %q: %+v, %v", name, r, err)
+		}
+	}
+}
