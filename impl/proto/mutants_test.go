@@ -1448,3 +1448,34 @@ func TestEnumNames(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeStaysInsideTheLine: the Reader hands Decode lines that are slices of its
+// buffer, with more bytes (the next lines) behind them. Decode must read nothing past
+// the end of its line: every proper prefix of a valid line, given as a slice of the
+// whole line's buffer, is refused as a parse error at an offset inside the prefix,
+// whatever follows it in memory; and with no capacity behind it, it does not panic.
+//
+// Kills: decode.go Decoder.validate:arith:4227cab6 (a literal cut at the end of the
+// line compared with the bytes behind it).
+func TestDecodeStaysInsideTheLine(t *testing.T) {
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r","key":"k","epoch":1,"gated":true}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"admit","params":{"run":"r","key":"k","epoch":1,"gated":false}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"status","params":{"run":"r","key":null}}`,
+		`{"jsonrpc":"2.0","id":-4.5e+3,"method":"cancel","params":{"run":"r\u00e9\n"}}`,
+	}
+	for _, line := range lines {
+		buf := []byte(line + "\n" + line)
+		for n := 0; n < len(line); n++ {
+			for _, prefix := range [][]byte{buf[:n], buf[:n:n]} {
+				var d Decoder
+				var req Request
+				err := d.Decode(prefix, &req)
+				var de *DecodeError
+				if !errors.As(err, &de) || de.Err != ErrParse || de.Offset < 0 || de.Offset > n {
+					t.Fatalf("Decode(%q) = %#v, want a parse error at an offset in 0..%d", prefix, err, n)
+				}
+			}
+		}
+	}
+}
