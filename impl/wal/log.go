@@ -19,7 +19,7 @@ const (
 	// chunkBytesMax is the size of one buffer of pending records (one write each).
 	chunkBytesMax = 1 << 20
 	// spareBuffersMax is how many written chunk buffers are kept for reuse.
-	spareBuffersMax = 8
+	spareBuffersMax = 4
 	// PendingBytesMax bounds the bytes appended and not yet handed to the disk:
 	// beyond it, Append writes the backlog itself or waits for the writer (back-pressure).
 	PendingBytesMax = 64 << 20
@@ -434,8 +434,9 @@ func (l *Log) Stats() Stats {
 }
 
 // Close writes and syncs what was appended, stops the committer and closes the active
-// segment. It returns the log's sticky error if the log failed. Later calls to
-// Append and WaitDurable return ErrClosed (or the failure).
+// segment, after waiting for a Snapshot in progress. It returns the log's sticky
+// error if the log failed. Later calls to Append, WaitDurable and Snapshot return
+// ErrClosed (or the failure).
 func (l *Log) Close() error {
 	l.mu.Lock()
 	if l.closing {
@@ -458,6 +459,10 @@ func (l *Log) Close() error {
 	l.work.Broadcast()
 	l.mu.Unlock()
 	<-l.done
+	// A Snapshot in progress finishes before the directory's lock is let go; later
+	// ones see closing and refuse.
+	l.snapMu.Lock()
+	defer l.snapMu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true
@@ -559,10 +564,12 @@ func (l *Log) commitLocked() {
 	if last <= l.durable {
 		panic("soundgate/wal: durable LSN would not advance")
 	}
-	l.durable = last
+	l.durable = last // on disk, even if the log failed meanwhile (a snapshot's write)
 	l.stats.Syncs++
-	close(l.syncCh)
-	l.syncCh = nil
+	if l.syncCh != nil { // nil if fail closed it while we wrote
+		close(l.syncCh)
+		l.syncCh = nil
+	}
 	if len(l.pending) > 0 {
 		// Appended while we wrote, and their waiters sleep on nextCh: the committer
 		// writes them now, whoever led this commit.
@@ -570,7 +577,7 @@ func (l *Log) commitLocked() {
 		l.work.Signal()
 	}
 	for _, c := range batch {
-		if cap(c.data) <= 4<<20 && len(l.spare) < 4 {
+		if cap(c.data) <= 4<<20 && len(l.spare) < spareBuffersMax {
 			l.spare = append(l.spare, c.data)
 		}
 	}

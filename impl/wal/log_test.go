@@ -423,6 +423,47 @@ func TestCommitWakesOnlyItsWaiters(t *testing.T) {
 	}
 }
 
+// TestFailDuringCommit: the log fails (a snapshot's write) while a group commit is in
+// flight, and the commit then ends well. Its records are on disk, so its leader
+// learns they are durable; the log refuses from then on; nothing panics. The
+// crash loop found a close of a nil channel on this path.
+func TestFailDuringCommit(t *testing.T) {
+	g := &gatedSyncFS{FaultFS: walfs.NewFaultFS(), entered: make(chan struct{}), release: make(chan struct{})}
+	l := mustOpen(t, g, 0)
+	defer l.Close()
+	ctx := context.Background()
+	first := appendWait(t, l, []byte("first"))
+	g.armed.Store(true)
+	lsn, err := l.Append([]byte("in flight"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	led := make(chan error, 1)
+	go func() { led <- l.WaitDurable(ctx, lsn) }()
+	select {
+	case <-g.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the commit did not start")
+	}
+	g.FaultFS.Inject(walfs.Fault{Op: walfs.OpWrite, Path: ".tmp"})
+	if err := l.Snapshot(first, []byte("state")); !errors.Is(err, ErrFailed) {
+		t.Fatalf("Snapshot with a failing write: %v, want ErrFailed", err)
+	}
+	g.armed.Store(false)
+	g.release <- struct{}{}
+	select {
+	case err := <-led:
+		if err != nil {
+			t.Fatalf("the commit's leader: %v, want nil (its record was synced)", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the commit's leader did not return")
+	}
+	if _, err := l.Append([]byte("after")); !errors.Is(err, ErrFailed) {
+		t.Fatalf("Append on a failed log: %v, want ErrFailed", err)
+	}
+}
+
 func ExampleOpen() {
 	fsys := walfs.NewFaultFS() // walfs.OS{} (the default) in production
 	l, err := Open("/gate/wal", Options{FS: fsys})
