@@ -136,9 +136,14 @@ Flags:
 		logger.Info("listening", "addr", l.Addr().String(), "durability", *durability)
 		go func() { errc <- srv.Serve(l) }()
 	}
-	stopSnap := make(chan struct{})
+	stopSnap, snapDone := make(chan struct{}), make(chan struct{})
 	if wlog != nil && *snapEvery > 0 {
-		go snapshotLoop(srv, wlog, uint64(*snapEvery), wlog.Stats().SnapshotLSN, logger, stopSnap)
+		go func() {
+			defer close(snapDone)
+			snapshotLoop(srv, wlog, uint64(*snapEvery), wlog.Stats().SnapshotLSN, logger, stopSnap)
+		}()
+	} else {
+		close(snapDone)
 	}
 
 	code := exitOK
@@ -150,6 +155,7 @@ Flags:
 		code = exitFailure
 	}
 	close(stopSnap)
+	<-snapDone // a compaction in progress ends before the log closes (wlog.Close, deferred)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {

@@ -2,6 +2,7 @@ package wal
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -71,4 +72,31 @@ func diskUsage(t *testing.T, fsys *walfs.FaultFS) (bytes int64, segments int) {
 		}
 	}
 	return bytes, segments
+}
+
+// TestSnapshotAfterCloseRefused: Close lets go of the directory's lock, so another Log
+// may own the directory. A Snapshot on the closed Log must refuse with ErrClosed and
+// touch nothing there: before, it wrote a snapshot and removed a segment of the
+// directory's new owner (found by the mutation review; `serve` could reach it when a
+// compaction raced its shutdown).
+func TestSnapshotAfterCloseRefused(t *testing.T) {
+	fsys := walfs.NewFaultFS()
+	l := mustOpen(t, fsys, 1024)
+	replayAll(t, l)
+	for i := 1; i <= 10; i++ { // two segments
+		appendWait(t, l, payload(LSN(i), 104))
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	owner := mustOpen(t, fsys, 1024)
+	defer owner.Close()
+	replayAll(t, owner)
+	creates, removes := fsys.Ops(walfs.OpCreate), fsys.Ops(walfs.OpRemove)
+	if err := l.Snapshot(9, []byte("state")); !errors.Is(err, ErrClosed) {
+		t.Errorf("Snapshot after Close: %v, want ErrClosed", err)
+	}
+	if c, r := fsys.Ops(walfs.OpCreate)-creates, fsys.Ops(walfs.OpRemove)-removes; c != 0 || r != 0 {
+		t.Errorf("the closed Log created %d files and removed %d in a directory it no longer holds", c, r)
+	}
 }

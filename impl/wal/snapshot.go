@@ -15,16 +15,21 @@ import (
 // It first waits until upto is durable, then writes the snapshot atomically (a
 // temporary file, fdatasync, rename, directory fsync). upto must have been appended
 // and be after the current snapshot, or Snapshot returns ErrBadSnapshot and writes
-// nothing. A write or sync failure fails the log (ErrFailed). Calls are serialised;
-// Append and WaitDurable proceed meanwhile.
+// nothing; once Close has begun it returns ErrClosed. A write or sync failure fails
+// the log (ErrFailed). Calls are serialised; Append and WaitDurable proceed meanwhile.
 func (l *Log) Snapshot(upto LSN, state []byte) error {
 	l.snapMu.Lock()
 	defer l.snapMu.Unlock()
 	l.mu.Lock()
-	last, cur, err := l.last, l.snapLSN, l.err
+	last, cur, err, closing := l.last, l.snapLSN, l.err, l.closing
 	l.mu.Unlock()
 	if err != nil {
 		return err
+	}
+	if closing {
+		// Close releases the directory's lock: another Log may own the directory
+		// by now, and a snapshot would write into it and remove its segments.
+		return ErrClosed
 	}
 	if upto == 0 || upto > last || upto <= cur {
 		return fmt.Errorf("%w: %d (last appended %d, current snapshot %d)", ErrBadSnapshot, upto, last, cur)
