@@ -564,3 +564,21 @@ func TestInterruptDuringSetup(t *testing.T) {
 		t.Error("the fixture tree changed")
 	}
 }
+
+// TestClipKeepsTheEnd: a long test output keeps its beginning and its end, where a
+// test that printed progress says why it failed.
+func TestClipKeepsTheEnd(t *testing.T) {
+	long := "first error\n" + strings.Repeat("progress line\n", 1000) + "--- FAIL: TestX: the reason"
+	got := clip(long)
+	for _, want := range []string{"first error", "--- FAIL: TestX: the reason", "bytes left out"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("clipped message lacks %q", want)
+		}
+	}
+	if len(got) > messageBytesMax+100 {
+		t.Errorf("clipped to %d bytes, want about %d", len(got), messageBytesMax)
+	}
+	if short := "a short message"; clip(" "+short+"\n") != short {
+		t.Errorf("a short message changed: %q", clip(short))
+	}
+}

@@ -674,12 +674,17 @@ func (r *runner) buildArchive(ctx context.Context, pkg, overlay, name string) ([
 	return objectCode(b)
 }
 
+// clip bounds a message to about messageBytesMax bytes. It keeps the beginning (a
+// compiler's first errors) and, above all, the end: a test that prints progress
+// reports its failure last, and a message cut after its first 2000 bytes once hid
+// why the crash loop failed under a mutant.
 func clip(s string) string {
 	s = strings.TrimSpace(s)
-	if len(s) > messageBytesMax {
-		return s[:messageBytesMax] + "…"
+	if len(s) <= messageBytesMax {
+		return s
 	}
-	return s
+	head, tail := s[:messageBytesMax/4], s[len(s)-messageBytesMax*3/4:]
+	return fmt.Sprintf("%s\n… (%d bytes left out) …\n%s", head, len(s)-len(head)-len(tail), tail)
 }
 
 func firstLine(s string) string {

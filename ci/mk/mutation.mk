@@ -49,7 +49,7 @@ verify-mutation:
 # next (format.go:_:constant:f98529ff and 5c06aed9), so it is left out like the core's
 # TestRandomDurable: a flaky kill inflates the score.
 MUTATION_WAL_TESTS     := ./impl/wal/,./impl/wal/crashsim/,./fuzz/
-MUTATION_WAL_SKIP      := FuzzDecode|FuzzDifferential|FuzzRoundTrip|FuzzReaderSplit|TestSeedCorpus|FuzzSession|TestSessionScript|TestWorstCaseLines|TestWaitDurableContext
+MUTATION_WAL_SKIP      := FuzzDecode|FuzzDifferential|FuzzRoundTrip|FuzzReaderSplit|TestSeedCorpus|FuzzSession|TestSessionScript|TestWorstCaseLines|TestWaitDurableContext$$
 MUTATION_WAL_THRESHOLD := 80
 # impl/proto: its own tests, the reference decoder's tests and the fuzz package's seed
 # replay (differential against protoref, round trips, reader splits, sessions). The
