@@ -94,7 +94,7 @@ func (req *Request) Validate() error {
 		{fToken, req.Token, 1, TokenBytesMax},
 		{fRun, string(req.Run), 1, RunBytesMax},
 		{fKey, string(req.Key), 1, KeyBytesMax},
-		{fResult, req.Result, 1, ResultBytesMax}, // "" is absent
+		{fResult, req.Result, 0, ResultBytesMax}, // "" is absent; the range is Decode's
 	}
 	for _, s := range strs {
 		if s.s == "" {

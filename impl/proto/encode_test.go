@@ -175,3 +175,17 @@ func TestLimitsMatchCore(t *testing.T) {
 			RunBytesMax, KeyBytesMax, ResultBytesMax, l.RunBytesMax, l.KeyBytesMax, l.ResultBytesMax)
 	}
 }
+
+// TestValidateStatesDecodesRange: Validate and Decode give the same range for an
+// oversize result (0..ResultBytesMax, as docs/protocol.md says); Validate said 1..
+// (found by the mutation review).
+func TestValidateStatesDecodesRange(t *testing.T) {
+	req := Request{ID: IntID(1), Method: MethodComplete, Run: "r", Key: "k", Outcome: core.OutcomeOK,
+		Result: strings.Repeat("x", ResultBytesMax+1)}
+	verr := req.Validate()
+	_, derr := Decode(AppendRequest(nil, &req))
+	want := "0..16384"
+	if verr == nil || derr == nil || !strings.Contains(verr.Error(), want) || !strings.Contains(derr.Error(), want) {
+		t.Fatalf("an oversize result:\nValidate: %v\nDecode:   %v\nboth should state %s", verr, derr, want)
+	}
+}

@@ -35,6 +35,4 @@ const (
 	// NameBytesMax bounds how much of an offending member or method name an error
 	// repeats (DecodeError.Field).
 	NameBytesMax = 64
-	// ServerBytesMax bounds the server string of a hello answer.
-	ServerBytesMax = 128
 )
