@@ -93,3 +93,19 @@ func TestReaderError(t *testing.T) {
 		t.Fatalf("the error is not sticky: %v", err)
 	}
 }
+
+// TestReaderGrowsGeometrically: the Reader's buffer doubles for a long line, so a line
+// of L bytes costs O(log L) allocations and copies, not O(L / 4 KiB) (growing by one
+// read at a time copied a 64 KiB line 14 times: found by the mutation score).
+func TestReaderGrowsGeometrically(t *testing.T) {
+	line := strings.Repeat("x", LineBytesMax-1) + "\n"
+	allocs := testing.AllocsPerRun(10, func() {
+		if _, err := NewReader(strings.NewReader(line)).ReadLine(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// The Reader, its source, an 8 KiB buffer and four doublings to the limit.
+	if allocs > 8 {
+		t.Fatalf("%.0f allocations to read one line of %d bytes, want at most 8", allocs, len(line))
+	}
+}
