@@ -37,8 +37,9 @@ verify-mutation:
 	tail -n 1 $(BUILD)/mutation.log >> $(SUMMARY)
 
 # The log and the protocol (issue 8, build item 6), scored like the core. They are
-# documented targets, not in make verify: see docs/verify/mutation.md for their run
-# time on 2 cores and their figures.
+# documented targets, not in make verify (each takes 20 to 35 minutes on 2 cores); see
+# docs/verify/mutation.md for their figures. The thresholds are the scores of the last
+# complete runs, rounded down: impl/wal 82.4%, impl/proto 96.4%.
 #
 # impl/wal: its own tests, the crash loop (impl/wal/crashsim, fixed seeds) and the
 # fuzz package's log targets (seed replay of FuzzLogRecovery, TestLogRecoveryOutcomes).
@@ -50,13 +51,13 @@ verify-mutation:
 # TestRandomDurable: a flaky kill inflates the score.
 MUTATION_WAL_TESTS     := ./impl/wal/,./impl/wal/crashsim/,./fuzz/
 MUTATION_WAL_SKIP      := FuzzDecode|FuzzDifferential|FuzzRoundTrip|FuzzReaderSplit|TestSeedCorpus|FuzzSession|TestSessionScript|TestWorstCaseLines|TestWaitDurableContext$$
-MUTATION_WAL_THRESHOLD := 80
+MUTATION_WAL_THRESHOLD := 82
 # impl/proto: its own tests, the reference decoder's tests and the fuzz package's seed
 # replay (differential against protoref, round trips, reader splits, sessions). The
 # log's fuzz targets never call the protocol package's code paths that matter here.
 MUTATION_PROTO_TESTS     := ./impl/proto/,./impl/proto/protoref/,./fuzz/
 MUTATION_PROTO_SKIP      := FuzzLogRecovery|TestLogRecoveryOutcomes
-MUTATION_PROTO_THRESHOLD := 80
+MUTATION_PROTO_THRESHOLD := 96
 
 .PHONY: mutation-wal mutation-proto
 
