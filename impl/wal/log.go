@@ -44,7 +44,7 @@ type Options struct {
 // Stats are counters of the log since Open.
 type Stats struct {
 	Records     uint64 // records appended
-	Bytes       uint64 // bytes written to segments
+	Bytes       uint64 // bytes of records written to segments (segment headers not counted)
 	Syncs       uint64 // fdatasync calls by the committer (group commits)
 	Wakeups     uint64 // times a WaitDurable woke from its sleep: once per waiter when commits serve only their own waiters
 	Segments    int    // segment files on disk
