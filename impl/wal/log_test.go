@@ -277,33 +277,46 @@ func TestWaitDurableContext(t *testing.T) {
 	}
 }
 
+// wrapFS is a FaultFS whose Create and OpenAppend hand out their files through wrap:
+// the seam by which tests hold, count or shorten the log's file calls.
+type wrapFS struct {
+	*walfs.FaultFS
+	wrap func(path string, f walfs.File) walfs.File
+}
+
+func (w *wrapFS) Create(path string) (walfs.File, error) {
+	f, err := w.FaultFS.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return w.wrap(path, f), nil
+}
+
+func (w *wrapFS) OpenAppend(path string) (walfs.File, error) {
+	f, err := w.FaultFS.OpenAppend(path)
+	if err != nil {
+		return nil, err
+	}
+	return w.wrap(path, f), nil
+}
+
 // gatedSyncFS is a FaultFS whose file Syncs, while armed, wait for the test: each
 // announces itself on entered and goes on when release receives.
 type gatedSyncFS struct {
-	*walfs.FaultFS
+	wrapFS
 	armed            atomic.Bool
 	entered, release chan struct{}
+}
+
+func newGatedSyncFS() *gatedSyncFS {
+	g := &gatedSyncFS{entered: make(chan struct{}), release: make(chan struct{})}
+	g.wrapFS = wrapFS{FaultFS: walfs.NewFaultFS(), wrap: func(_ string, f walfs.File) walfs.File { return &gatedFile{f, g} }}
+	return g
 }
 
 type gatedFile struct {
 	walfs.File
 	g *gatedSyncFS
-}
-
-func (g *gatedSyncFS) Create(path string) (walfs.File, error) {
-	f, err := g.FaultFS.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	return &gatedFile{f, g}, nil
-}
-
-func (g *gatedSyncFS) OpenAppend(path string) (walfs.File, error) {
-	f, err := g.FaultFS.OpenAppend(path)
-	if err != nil {
-		return nil, err
-	}
-	return &gatedFile{f, g}, nil
 }
 
 func (f *gatedFile) Sync() error {
@@ -335,7 +348,7 @@ func waitSleeping(t *testing.T, l *Log, n int) {
 // one, and their waiters sleep until that one ends: with one channel for every
 // commit they woke at each commit and slept again, a useless wake-up per request.
 func TestCommitWakesOnlyItsWaiters(t *testing.T) {
-	g := &gatedSyncFS{FaultFS: walfs.NewFaultFS(), entered: make(chan struct{}), release: make(chan struct{})}
+	g := newGatedSyncFS()
 	l := mustOpen(t, g, 0)
 	defer l.Close()
 	defer func() { // on a failure, let blocked Syncs finish so that Close returns
@@ -428,7 +441,7 @@ func TestCommitWakesOnlyItsWaiters(t *testing.T) {
 // learns they are durable; the log refuses from then on; nothing panics. The
 // crash loop found a close of a nil channel on this path.
 func TestFailDuringCommit(t *testing.T) {
-	g := &gatedSyncFS{FaultFS: walfs.NewFaultFS(), entered: make(chan struct{}), release: make(chan struct{})}
+	g := newGatedSyncFS()
 	l := mustOpen(t, g, 0)
 	defer l.Close()
 	ctx := context.Background()

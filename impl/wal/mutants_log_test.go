@@ -22,7 +22,7 @@ import (
 // closes, of the Allocate calls and of every WriteAt; beforeWrite, if set, runs
 // before each WriteAt (outside any lock of the file system).
 type handleFS struct {
-	*walfs.FaultFS
+	wrapFS
 	mu          sync.Mutex
 	open        map[*handleFile]bool
 	closedTwice []string
@@ -42,28 +42,17 @@ type handleFile struct {
 }
 
 func newHandleFS() *handleFS {
-	return &handleFS{FaultFS: walfs.NewFaultFS(), open: map[*handleFile]bool{}}
+	h := &handleFS{open: map[*handleFile]bool{}}
+	h.wrapFS = wrapFS{FaultFS: walfs.NewFaultFS(), wrap: h.track}
+	return h
 }
 
-func (h *handleFS) track(f walfs.File, path string, err error) (walfs.File, error) {
-	if err != nil {
-		return nil, err
-	}
+func (h *handleFS) track(path string, f walfs.File) walfs.File {
 	hf := &handleFile{File: f, fs: h, path: path}
 	h.mu.Lock()
 	h.open[hf] = true
 	h.mu.Unlock()
-	return hf, nil
-}
-
-func (h *handleFS) Create(path string) (walfs.File, error) {
-	f, err := h.FaultFS.Create(path)
-	return h.track(f, path, err)
-}
-
-func (h *handleFS) OpenAppend(path string) (walfs.File, error) {
-	f, err := h.FaultFS.OpenAppend(path)
-	return h.track(f, path, err)
+	return hf
 }
 
 func (f *handleFile) Close() error {

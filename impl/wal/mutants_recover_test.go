@@ -410,27 +410,9 @@ func TestReservedZerosAreTheCleanEnd(t *testing.T) {
 	}
 }
 
-// shortWriteFS makes WriteAt of records to a segment write one byte less than asked
-// and report no error: a file system that breaks File's contract.
-type shortWriteFS struct{ *walfs.FaultFS }
-
+// shortWriteFile writes records to a segment one byte short and reports no error
+// (WriteAt): a file system that breaks File's contract.
 type shortWriteFile struct{ walfs.File }
-
-func (s shortWriteFS) OpenAppend(path string) (walfs.File, error) {
-	f, err := s.FaultFS.OpenAppend(path)
-	if err != nil {
-		return nil, err
-	}
-	return shortWriteFile{f}, nil
-}
-
-func (s shortWriteFS) Create(path string) (walfs.File, error) {
-	f, err := s.FaultFS.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	return shortWriteFile{f}, nil
-}
 
 func (f shortWriteFile) WriteAt(p []byte, off int64) (int, error) {
 	if off >= segmentHeaderBytes && len(p) > 0 {
@@ -445,7 +427,7 @@ func (f shortWriteFile) WriteAt(p []byte, off int64) (int, error) {
 //
 // Kills: impl/wal/log.go:Log.writeBatch:remove-stmt 9be77926.
 func TestShortWriteFails(t *testing.T) {
-	fsys := shortWriteFS{walfs.NewFaultFS()}
+	fsys := &wrapFS{FaultFS: walfs.NewFaultFS(), wrap: func(_ string, f walfs.File) walfs.File { return shortWriteFile{f} }}
 	l := mustOpen(t, fsys, 1024)
 	defer l.Close()
 	replayAll(t, l)
