@@ -49,6 +49,7 @@ Flags:
 	fs.IntVar(&cl.ResultBytesMax, "max-result-bytes", cl.ResultBytesMax, "bytes of a completed effect's result")
 	fs.IntVar(&sl.ConnectionsMax, "max-connections", sl.ConnectionsMax, "open connections")
 	fs.IntVar(&sl.WaitersMax, "max-waiters", sl.WaitersMax, "admits waiting for a decision, across connections")
+	ioModel := fs.String("io", "loop", "loop: one event loop serves every connection (Linux epoll; elsewhere goroutines); goroutines: a reader and a writer goroutine per connection")
 	verbose := fs.Bool("v", false, "log every connection-level event")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
@@ -64,6 +65,9 @@ Flags:
 		if f.v < 1 {
 			return fail(exitUsage, "--%s must be at least 1", f.name)
 		}
+	}
+	if *ioModel != "loop" && *ioModel != "goroutines" {
+		return fail(exitUsage, "--io must be loop or goroutines, not %q", *ioModel)
 	}
 	if cl.ResultBytesMax > proto.ResultBytesMax {
 		return fail(exitUsage, "--max-result-bytes is at most %d (the wire's limit)", proto.ResultBytesMax)
@@ -88,7 +92,7 @@ Flags:
 		return fail(exitUsage, "nothing to listen on: give --listen or --unix")
 	}
 
-	cfg := server.Config{Roles: rs, Core: cl, Limits: sl, Logger: logger, Version: version}
+	cfg := server.Config{Roles: rs, Core: cl, Limits: sl, Logger: logger, Version: version, Goroutines: *ioModel == "goroutines"}
 	var wlog *wal.Log
 	var last wal.LSN
 	switch *durability {
@@ -133,7 +137,7 @@ Flags:
 	}
 	errc := make(chan error, len(ls))
 	for _, l := range ls {
-		logger.Info("listening", "addr", l.Addr().String(), "durability", *durability)
+		logger.Info("listening", "addr", l.Addr().String(), "durability", *durability, "io", *ioModel)
 		go func() { errc <- srv.Serve(l) }()
 	}
 	stopSnap, snapDone := make(chan struct{}), make(chan struct{})

@@ -28,7 +28,17 @@ type Reader struct {
 	start int // first unread byte in buf
 	end   int // end of buffered bytes
 	err   error
+	// discarding: an oversize line is being dropped up to its LF. A field, not a
+	// local of ReadLine, so that a non-blocking source (ErrWouldBlock) can leave in
+	// the middle of a long line and the next call goes on discarding it.
+	discarding bool
 }
+
+// ErrWouldBlock is what a non-blocking source returns from Read when it has no
+// bytes now but may have later (a socket read only when the event loop says it is
+// readable). ReadLine then returns it, keeps every byte and its state, and a later
+// call goes on where it stopped: unlike other errors it is not sticky.
+var ErrWouldBlock = errors.New("soundgate/proto: the source has no bytes now")
 
 // NewReader returns a Reader that reads lines of up to LineBytesMax bytes from src.
 func NewReader(src io.Reader) *Reader {
@@ -55,14 +65,14 @@ func (r *Reader) ReadLine() ([]byte, error) {
 		r.buf = make([]byte, min(r.bufBytesMax(), readerBytesInitial))
 	}
 	scanned := r.start // bytes before scanned hold no LF
-	discarding := false
 	for {
 		if i := indexLF(r.buf[scanned:r.end]); i >= 0 {
 			lf := scanned + i
 			line := r.buf[r.start:lf]
 			r.start = lf + 1
 			scanned = r.start
-			if discarding {
+			if r.discarding {
+				r.discarding = false
 				return nil, tooLong()
 			}
 			line = trimCR(line)
@@ -78,11 +88,11 @@ func (r *Reader) ReadLine() ([]byte, error) {
 		// No LF buffered. A pending line longer than the limit + 1 (its content and
 		// a CR) can never be valid: drop what we hold and discard up to the next LF.
 		if r.end-r.start > r.max+1 {
-			discarding = true
+			r.discarding = true
 			r.start, r.end, scanned = 0, 0, 0
 		}
 		if r.err != nil {
-			if r.start < r.end && !discarding && r.err == io.EOF { // last line without LF
+			if r.start < r.end && !r.discarding && r.err == io.EOF { // last line without LF
 				line := trimCR(r.buf[r.start:r.end])
 				r.start = r.end
 				if len(line) > r.max {
@@ -92,8 +102,8 @@ func (r *Reader) ReadLine() ([]byte, error) {
 					return line, nil
 				}
 			}
-			if discarding {
-				discarding = false
+			if r.discarding {
+				r.discarding = false
 				r.start, r.end = 0, 0
 				return nil, tooLong()
 			}
@@ -110,7 +120,9 @@ func (r *Reader) ReadLine() ([]byte, error) {
 			copy(grown, r.buf[:r.end])
 			r.buf = grown
 		}
-		r.fill()
+		if !r.fill() {
+			return nil, ErrWouldBlock
+		}
 	}
 }
 
@@ -122,24 +134,29 @@ func (r *Reader) Buffered() int { return r.end - r.start }
 // one read. While lines are short the buffer stays at readerBytesInitial.
 func (r *Reader) bufBytesMax() int { return r.max + 2 + readBytesMin }
 
-// fill reads once into the free tail of buf, recording a sticky error.
-func (r *Reader) fill() {
+// fill reads once into the free tail of buf, recording a sticky error. It reports
+// false when the source has nothing now (ErrWouldBlock, with no bytes): not an error.
+func (r *Reader) fill() bool {
 	for empty := 0; empty < emptyReadsMax; empty++ {
 		n, err := r.src.Read(r.buf[r.end:])
 		if n < 0 || n > len(r.buf)-r.end {
 			r.err = errors.New("soundgate/proto: source returned an invalid count")
-			return
+			return true
 		}
 		r.end += n
+		if err == ErrWouldBlock && n == 0 {
+			return false
+		}
 		if err != nil {
 			r.err = err
-			return
+			return true
 		}
 		if n > 0 {
-			return
+			return true
 		}
 	}
 	r.err = io.ErrNoProgress
+	return true
 }
 
 func tooLong() error {

@@ -21,12 +21,15 @@ type answer struct {
 	close bool    // close the connection after this answer
 }
 
-// conn is one client connection: a reader goroutine that decodes and applies requests,
-// and a writer goroutine that sends answers once what they depend on is durable.
+// conn is one client connection. On Linux the server's event loop (loop_linux.go) owns
+// its socket; elsewhere, or with Config.Goroutines, a reader goroutine decodes and
+// applies requests and a writer goroutine sends answers once what they depend on is
+// durable. handle, push and the parked admits are the same in both.
 type conn struct {
-	s    *Server
-	nc   net.Conn
-	cred *Credential // nil until a successful hello
+	s      *Server
+	nc     net.Conn    // nil for a connection of the event loop
+	remote string      // the peer's address, for the log
+	cred   *Credential // nil until a successful hello
 	// parked counts this connection's waiting admits (guarded by the server's mu):
 	// the writer stays until they are answered.
 	parked int
@@ -44,10 +47,28 @@ type conn struct {
 	signal  chan struct{} // wakes the writer
 	room    chan struct{} // wakes a reader waiting for outbox room
 	closed  chan struct{} // closed when the connection is closed: a blocked reader leaves
+
+	// The event loop's (lp non-nil); the loop goroutine's own, except kicked (lp.mu).
+	lp         *loop
+	fd         int
+	dec        proto.Decoder
+	kicked     bool     // in lp.kicked
+	ready      bool     // in lp.ready
+	canRead    bool     // epoll said readable since the last read
+	readDone   bool     // nothing more is read (EOF, quit, hello deadline, shutdown)
+	paused     bool     // not read until its answers are written (back-pressure)
+	closeAfter bool     // close once out is sent
+	closedLoop bool     // the loop closed it
+	events     uint32   // what epoll reports for it
+	pend       []answer // taken from outbox, waiting for the log
+	out        []byte   // encoded answers; out[outOff:] not yet sent
+	outOff     int
+	helloBy    time.Time // closed if no hello by then
+	stalled    time.Time // when a write last found the socket full (zero: not stalled)
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	return &conn{s: s, nc: nc, signal: make(chan struct{}, 1), room: make(chan struct{}, 1), closed: make(chan struct{})}
+	return &conn{s: s, nc: nc, remote: nc.RemoteAddr().String(), signal: make(chan struct{}, 1), room: make(chan struct{}, 1), closed: make(chan struct{})}
 }
 
 func notify(ch chan struct{}) {
@@ -63,6 +84,10 @@ func (c *conn) push(a answer) {
 	c.mu.Lock()
 	c.outbox = append(c.outbox, a)
 	c.mu.Unlock()
+	if c.lp != nil {
+		c.lp.kick(c)
+		return
+	}
 	notify(c.signal)
 }
 
@@ -202,6 +227,10 @@ func (c *conn) durable(a answer) []byte {
 // answers in flight) the writer sends it in order with the others. Either way the
 // answer leaves only once what it read is durable.
 func (c *conn) send(a answer) {
+	if c.lp != nil {
+		c.push(a) // the loop waits for the log once for all of a pass's answers
+		return
+	}
 	c.mu.Lock()
 	if c.writing || len(c.outbox) > 0 || c.rd.Buffered() > 0 {
 		c.outbox = append(c.outbox, a)
@@ -274,12 +303,12 @@ func (c *conn) handle(req *proto.Request) (quit bool) {
 		}
 		cred, ok := s.cfg.Roles.Lookup(req.Token)
 		if !ok {
-			s.log.Warn("hello with an unknown token", "remote", c.nc.RemoteAddr().String())
+			s.log.Warn("hello with an unknown token", "remote", c.remote)
 			return fail(proto.ErrUnauthenticated, true)
 		}
 		c.cred = cred
 		s.mu.Lock()
-		if !s.closing { // under the lock: Shutdown's own deadline, set after closing, must win
+		if !s.closing && c.nc != nil { // under the lock: Shutdown's own deadline, set after closing, must win
 			c.nc.SetReadDeadline(time.Time{})
 		}
 		s.mu.Unlock()

@@ -118,7 +118,7 @@ func (l *slowLog) lastLSN() wal.LSN { l.mu.Lock(); defer l.mu.Unlock(); return l
 // A peer that pipelines and never reads is dropped by the writer after WriteTimeout;
 // its reader must leave too (not stay blocked holding its queue).
 func TestReaderLeavesWhenWriterDropsPeer(t *testing.T) {
-	_, addr := regressServer(t, Config{Limits: Limits{ConnectionsMax: 4, WriteQueueMax: 4, WriteTimeout: 100 * time.Millisecond}})
+	_, addr := regressServer(t, Config{Limits: Limits{ConnectionsMax: 4, WriteQueueMax: 4, WriteTimeout: 100 * time.Millisecond}, Goroutines: true})
 	for i := 0; i < 3; i++ {
 		nc, err := net.Dial("unix", addr)
 		require.NoError(t, err)
@@ -252,7 +252,7 @@ func TestOverloadedChangesNothing(t *testing.T) {
 // writer, after it and in order.
 func TestDirectAnswerThenPipelinedInOrder(t *testing.T) {
 	lg := newSlowLog()
-	_, addr := regressServer(t, Config{Log: lg, Now: func() core.Time { return 1 }})
+	_, addr := regressServer(t, Config{Log: lg, Now: func() core.Time { return 1 }, Goroutines: true})
 	openSynced(t, addr, lg, "r")
 
 	nc, err := net.Dial("unix", addr)

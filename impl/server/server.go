@@ -43,6 +43,11 @@ type Config struct {
 	// LastLSN is the position of the last record replayed into Gate, so that
 	// snapshots name the right position.
 	LastLSN wal.LSN
+	// Goroutines serves each connection with a reader and a writer goroutine instead
+	// of the event loop (Linux epoll, the default there). Other platforms always do.
+	// The loop costs about half the CPU per request; this is for comparing the two
+	// and for tests that run the same suite on both.
+	Goroutines bool
 }
 
 // Server serves the gate's protocol. Create it with New, feed it listeners with Serve,
@@ -54,16 +59,18 @@ type Server struct {
 	nudgeC chan struct{} // re-arms the deadline timer after an open with a deadline
 	doneC  chan struct{} // closed by Shutdown
 
-	mu        sync.Mutex
-	gate      *core.Gate
-	lastLSN   wal.LSN // the last record appended: every answer waits until it is durable
-	failed    error   // sticky: once set, every request is refused with unavailable
-	closing   bool
-	listeners map[net.Listener]struct{}
-	conns     map[*conn]struct{}
-	waiters   map[core.RunID][]*waiter
-	nWaiters  int
-	rec       []byte // scratch for encoding log records (under mu)
+	mu         sync.Mutex
+	gate       *core.Gate
+	lastLSN    wal.LSN // the last record appended: every answer waits until it is durable
+	failed     error   // sticky: once set, every request is refused with unavailable
+	closing    bool
+	listeners  map[net.Listener]struct{}
+	conns      map[*conn]struct{}
+	waiters    map[core.RunID][]*waiter
+	nWaiters   int
+	rec        []byte // scratch for encoding log records (under mu)
+	loop       *loop  // the event loop, started by the first Serve (nil: goroutines)
+	loopFailed bool   // it could not start: goroutines serve
 
 	wg sync.WaitGroup // connection and background goroutines
 }
@@ -151,11 +158,53 @@ func (s *Server) Serve(l net.Listener) error {
 		}
 		c := newConn(s, nc)
 		s.conns[c] = struct{}{}
-		s.wg.Add(2)
+		lp := s.loopLocked()
+		if lp != nil {
+			c.lp = lp
+			s.wg.Add(1) // the loop's Done when it closes c
+			s.mu.Unlock()
+			if lp.add(c, nc) {
+				continue
+			}
+			c.lp = nil // the socket cannot be taken: goroutines serve it
+			s.mu.Lock()
+		}
+		s.wg.Add(2 - btoi(lp != nil))
 		s.mu.Unlock()
 		go c.readLoop()
 		go c.writeLoop()
 	}
+}
+
+// testGoroutines makes every server of this process serve with goroutines, as if
+// each Config said Goroutines: the package's tests set it with -io=goroutines
+// (main_test.go), so that one suite checks both models.
+var testGoroutines bool
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// loopLocked returns the server's event loop, starting it on first use; nil with
+// Config.Goroutines, on a platform without one, or if it cannot start (then the
+// goroutine model serves, and the log says why).
+func (s *Server) loopLocked() *loop {
+	if s.cfg.Goroutines || testGoroutines || !loopAvailable || s.loopFailed {
+		return nil
+	}
+	if s.loop == nil {
+		lp, err := newLoop(s)
+		if err != nil {
+			s.loopFailed = true
+			s.log.Warn("event loop unavailable; serving a goroutine per connection", "err", err)
+			return nil
+		}
+		s.loop = lp
+	}
+	return s.loop
 }
 
 // Failed returns the reason the server refuses every request, or nil while it is healthy.

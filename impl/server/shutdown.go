@@ -34,13 +34,19 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.nWaiters = 0
 	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
-		conns = append(conns, c)
+		if c.nc != nil { // the event loop's connections have no net.Conn
+			conns = append(conns, c)
+		}
 	}
+	lp := s.loop
 	s.mu.Unlock()
 
 	// Unblock the readers; what they already read is answered, nothing more is read.
 	for _, c := range conns {
 		c.nc.SetReadDeadline(time.Now())
+	}
+	if lp != nil {
+		lp.stop(false)
 	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
@@ -50,6 +56,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		for _, c := range conns {
 			c.nc.Close()
+		}
+		if lp != nil {
+			lp.stop(true)
 		}
 		return ctx.Err()
 	}
