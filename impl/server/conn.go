@@ -118,8 +118,6 @@ func (c *conn) readLoop() {
 	c.rd = r
 	var dec proto.Decoder
 	var req proto.Request
-	// A peer must say hello promptly: a silent connection would hold a slot forever.
-	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.Limits.HelloTimeout))
 	for {
 		line, err := r.ReadLine()
 		if err != nil {

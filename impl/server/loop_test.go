@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -131,32 +132,50 @@ func TestLoopDropsAPeerThatDoesNotRead(t *testing.T) {
 	dialT(t, addr, "agent-token-0123456789") // the hello is answered: the gate serves on
 }
 
-// Shutdown answers what was read and closes every connection; a peer that had sent
-// only half a line is closed too.
+// Shutdown closes every connection, those holding half a request line too, and
+// returns without waiting for their deadlines.
 func TestLoopShutdownClosesEveryConnection(t *testing.T) {
 	s, addr := regressServer(t, Config{})
-	var conns []net.Conn
+	var readers []*proto.Reader
 	for i := 0; i < 3; i++ {
 		nc, err := net.Dial("unix", addr)
 		require.NoError(t, err)
 		defer nc.Close()
-		_, err = nc.Write([]byte(helloLine + `{"jsonrpc":"2.0","id":7,"method":"sta`))
+		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err = nc.Write([]byte(helloLine))
 		require.NoError(t, err)
-		conns = append(conns, nc)
+		r := proto.NewReader(nc)
+		line, err := r.ReadLine()
+		require.NoError(t, err)
+		resp, err := proto.DecodeResponse(line)
+		require.NoError(t, err)
+		require.Nil(t, resp.Error)
+		_, err = nc.Write([]byte(`{"jsonrpc":"2.0","id":7,"method":"sta`))
+		require.NoError(t, err)
+		readers = append(readers, r)
 	}
-	require.Eventually(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.conns) == 3 }, 5*time.Second, time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	require.NoError(t, s.Shutdown(ctx))
-	for _, nc := range conns {
-		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-		r := proto.NewReader(nc)
-		line, err := r.ReadLine()
-		require.NoError(t, err, "the hello read before shutdown is answered")
-		resp, err := proto.DecodeResponse(line)
-		require.NoError(t, err)
-		require.Equal(t, proto.IntID(0), resp.ID)
-		_, err = r.ReadLine()
+	for _, r := range readers {
+		_, err := r.ReadLine()
 		require.Error(t, err, "the connection stays open after Shutdown")
+		require.NotErrorIs(t, err, os.ErrDeadlineExceeded, "the connection stays open after Shutdown")
+	}
+}
+
+// A connection accepted just before Shutdown, that has not said hello, does not hold
+// Shutdown until its hello deadline: the deadline is set when it is accepted, not by
+// its reader goroutine when it starts, which could undo Shutdown's own.
+func TestShutdownRightAfterAccept(t *testing.T) {
+	for i := 0; i < 20; i++ {
+		s, addr := regressServer(t, Config{Limits: Limits{HelloTimeout: time.Minute}})
+		nc, err := net.Dial("unix", addr)
+		require.NoError(t, err)
+		defer nc.Close()
+		require.Eventually(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.conns) == 1 }, 5*time.Second, 10*time.Microsecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		require.NoError(t, s.Shutdown(ctx), "round %d", i)
+		cancel()
 	}
 }

@@ -170,6 +170,11 @@ func (s *Server) Serve(l net.Listener) error {
 			s.mu.Lock()
 		}
 		s.wg.Add(2 - btoi(lp != nil))
+		// A peer must say hello promptly: a silent connection would hold a slot
+		// forever. Set here, under the lock, and not by the reader when it starts:
+		// a Shutdown in between set its own deadline (now), which this would undo,
+		// and the connection would hold Shutdown for HelloTimeout.
+		nc.SetReadDeadline(time.Now().Add(s.cfg.Limits.HelloTimeout))
 		s.mu.Unlock()
 		go c.readLoop()
 		go c.writeLoop()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net"
 	"time"
 
 	"github.com/soundgate/soundgate/impl/proto"
@@ -32,18 +33,18 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		delete(s.waiters, r)
 	}
 	s.nWaiters = 0
-	conns := make([]*conn, 0, len(s.conns))
+	conns := make([]net.Conn, 0, len(s.conns))
 	for c := range s.conns {
 		if c.nc != nil { // the event loop's connections have no net.Conn
-			conns = append(conns, c)
+			conns = append(conns, c.nc) // read under the lock: the loop may take it (add)
 		}
 	}
 	lp := s.loop
 	s.mu.Unlock()
 
 	// Unblock the readers; what they already read is answered, nothing more is read.
-	for _, c := range conns {
-		c.nc.SetReadDeadline(time.Now())
+	for _, nc := range conns {
+		nc.SetReadDeadline(time.Now())
 	}
 	if lp != nil {
 		lp.stop(false)
@@ -54,8 +55,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		for _, c := range conns {
-			c.nc.Close()
+		for _, nc := range conns {
+			nc.Close()
 		}
 		if lp != nil {
 			lp.stop(true)
