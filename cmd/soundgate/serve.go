@@ -199,7 +199,9 @@ func snapshotLoop(srv *server.Server, l *wal.Log, every uint64, lastSnap wal.LSN
 			continue
 		}
 		bytesNow := l.Stats().Bytes
+		began := time.Now()
 		lsn, state, err := srv.Snapshot()
+		encoded := time.Since(began) // the server's lock was held for this long
 		if err == nil {
 			err = l.WaitDurable(context.Background(), lsn)
 		}
@@ -213,7 +215,7 @@ func snapshotLoop(srv *server.Server, l *wal.Log, every uint64, lastSnap wal.LSN
 			continue
 		}
 		lastSnap, snapBytes, bytesAt = lsn, len(state), bytesNow
-		logger.Info("snapshot", "lsn", lsn, "bytes", len(state), "segments", l.Stats().Segments)
+		logger.Info("snapshot", "lsn", lsn, "bytes", len(state), "segments", l.Stats().Segments, "encode", encoded.Round(time.Microsecond))
 	}
 }
 

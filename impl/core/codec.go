@@ -63,21 +63,35 @@ func DecodeCommand(b []byte) (Command, error) {
 }
 
 // MarshalBinary encodes the whole state of the gate (not its limits), runs sorted by
-// id and effects by key, for snapshots.
+// id and effects by key, for snapshots. The server holds its lock while this runs,
+// so it sorts keys alone (not copies of the effects) and sizes its buffer once:
+// BenchmarkMarshalSnapshot went from 496 to 338 ns per effect, and from 71 to 15 MB
+// allocated for half a million effects (the size estimate alone: 406 to 338). Sorting
+// the keys is most of what is left.
 func (g *Gate) MarshalBinary() ([]byte, error) {
-	buf := binary.AppendUvarint(nil, snapshotVersion)
+	size := 16
+	for _, run := range g.runs {
+		size += len(run.ID) + 32 + len(run.effects)*24
+	}
+	buf := binary.AppendUvarint(make([]byte, 0, size), snapshotVersion)
 	buf = binary.AppendUvarint(buf, uint64(len(g.runs)))
+	var keys []Key
 	for _, id := range g.RunIDs() {
 		run := g.runs[id]
 		buf = appendString(buf, string(id))
 		buf = append(buf, byte(run.Status))
 		buf = binary.AppendUvarint(buf, run.Epoch)
 		buf = binary.AppendUvarint(buf, uint64(run.Deadline))
-		effs := g.Effects(id)
-		buf = binary.AppendUvarint(buf, uint64(len(effs)))
-		for _, e := range effs {
-			buf = appendString(buf, string(e.Key))
-			_, pending := run.pending[e.Key]
+		keys = keys[:0]
+		for k := range run.effects {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		buf = binary.AppendUvarint(buf, uint64(len(keys)))
+		for _, k := range keys {
+			e := run.effects[k]
+			buf = appendString(buf, string(k))
+			_, pending := run.pending[k]
 			buf = append(buf, byte(e.Status), boolByte(e.Gated), boolByte(e.Approved), byte(e.Outcome), boolByte(pending))
 			buf = binary.AppendUvarint(buf, e.Epoch)
 			buf = appendString(buf, e.Result)

@@ -282,3 +282,26 @@ func BenchmarkResidentMillion(b *testing.B) {
 		runtime.KeepAlive(g)
 	}
 }
+
+// BenchmarkMarshalSnapshot measures a snapshot of half a million effects (16 runs of
+// 32,768 keys), the state a 5 s pipelined bench leaves: serve encodes it under the
+// server's lock, so its time is a stall of the whole gate.
+func BenchmarkMarshalSnapshot(b *testing.B) {
+	const runs, keysPerRun = 16, 1 << 15
+	g := core.New(core.Limits{RunsMax: runs, KeysPerRunMax: keysPerRun, PendingPerRunMax: 1, RunBytesMax: 64, KeyBytesMax: 64, ResultBytesMax: 64})
+	for r := 0; r < runs; r++ {
+		id := core.RunID(fmt.Sprintf("run-%02d", r))
+		g.Open(id, 0)
+		for k := 0; k < keysPerRun; k++ {
+			g.Admit(id, core.Key("c"+strconv.Itoa(r)+"-"+strconv.Itoa(k)), 1, false, 0)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := g.MarshalBinary(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(runs*keysPerRun), "ns/effect")
+}
