@@ -109,3 +109,82 @@ func TestReaderGrowsGeometrically(t *testing.T) {
 		t.Fatalf("%.0f allocations to read one line of %d bytes, want at most 8", allocs, len(line))
 	}
 }
+
+// wouldBlockSource hands out its chunks one per Read, and ErrWouldBlock between two
+// chunks, as a non-blocking socket read only when epoll says readable does; then EOF.
+type wouldBlockSource struct {
+	chunks  []string
+	blocked bool
+	blocks  int
+}
+
+func (s *wouldBlockSource) Read(p []byte) (int, error) {
+	if !s.blocked {
+		s.blocked = true
+		s.blocks++
+		return 0, ErrWouldBlock
+	}
+	if len(s.chunks) == 0 {
+		return 0, io.EOF
+	}
+	s.blocked = false
+	n := copy(p, s.chunks[0])
+	if s.chunks[0] = s.chunks[0][n:]; s.chunks[0] == "" {
+		s.chunks = s.chunks[1:]
+	}
+	return n, nil
+}
+
+// TestReaderWouldBlock: ErrWouldBlock from the source is returned and not sticky, and
+// the Reader goes on where it stopped, inside a line or inside an oversize line that
+// it is discarding.
+func TestReaderWouldBlock(t *testing.T) {
+	long := strings.Repeat("x", 40)
+	for _, c := range []struct {
+		name   string
+		chunks []string
+		want   []string
+	}{
+		{"whole lines", []string{"a\n", "b\n"}, []string{"a", "b"}},
+		{"a line split across chunks", []string{"ab", "c\nd", "e\n"}, []string{"abc", "de"}},
+		{"a last line without LF", []string{"a\nb", "c"}, []string{"a", "bc"}},
+		{"an oversize line split across chunks", []string{long[:20], long[20:], long, "\nok\n"}, []string{prototest.TooLong, "ok"}},
+		{"an oversize line ended by EOF", []string{"a\n", long, long}, []string{"a", prototest.TooLong}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := &wouldBlockSource{chunks: append([]string(nil), c.chunks...)}
+			r := NewReaderSize(src, 16)
+			var got []string
+			for i := 0; ; i++ {
+				if i > 1000 {
+					t.Fatal("ReadLine never reached EOF")
+				}
+				line, err := r.ReadLine()
+				if errors.Is(err, ErrWouldBlock) {
+					if r.Buffered() > 16+2+4096 {
+						t.Fatalf("the reader holds %d bytes while blocked", r.Buffered())
+					}
+					continue
+				}
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					var de *DecodeError
+					if !errors.As(err, &de) {
+						t.Fatalf("ReadLine: %v", err)
+					}
+					got = append(got, "!"+de.Err.Type)
+					continue
+				}
+				got = append(got, string(line))
+			}
+			if strings.Join(got, "|") != strings.Join(c.want, "|") {
+				t.Fatalf("lines %q, want %q", got, c.want)
+			}
+			if src.blocks < len(c.chunks) {
+				t.Fatalf("the source said would-block %d times for %d chunks: the Reader did not stop at it", src.blocks, len(c.chunks))
+			}
+		})
+	}
+}
