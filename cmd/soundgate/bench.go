@@ -62,6 +62,7 @@ func benchMain(args []string) int {
 	prefix := fs.String("run-prefix", "bench-"+strconv.FormatInt(time.Now().UnixNano(), 36), "prefix of the bench run ids")
 	mixFlag := fs.String("mix", "new=100", "operation mix in percent: new (admit a new key), dup (re-admit: duplicate), gated (held, approved, admitted)")
 	quiet := fs.Bool("q", false, "no progress lines")
+	goroutines := fs.Bool("raw-goroutines", false, "with --driver raw: a goroutine per connection instead of one event loop (Linux epoll, the default there)")
 	driver := fs.String("driver", "", "how connections are driven: raw (the wire protocol, a window of pipelined requests per connection, like redis-benchmark) or client (the Go client library, a goroutine per request in flight); default raw, client for a mix with gated operations")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: soundgate bench [flags]\n\nDrives a running gate with closed-loop load and prints admissions/s and latency\npercentiles (p50/p99/p999) per operation, with a progress line every second.\n\nFlags:\n")
@@ -119,14 +120,27 @@ func benchMain(args []string) int {
 	b := &bencher{mix: mix, runs: runIDs, operator: op, approver: ap}
 	var loops []func(stop time.Time) map[string][]time.Duration
 	if *driver == "raw" {
+		var ds []*rawDriver
 		for i := 0; i < *clients; i++ {
 			nc, rd, err := dialRaw(ctx, *addr, *agent)
 			if err != nil {
 				return fail(exitFailure, "connection %d: %v", i, err)
 			}
 			defer nc.Close()
-			d := &rawDriver{b: b, nc: nc, rd: rd, id: i, depth: *depth, rng: uint64(i)*0x9E3779B97F4A7C15 + 1}
-			loops = append(loops, func(stop time.Time) map[string][]time.Duration { d.loop(stop); return d.lat })
+			ds = append(ds, &rawDriver{b: b, nc: nc, rd: rd, id: i, depth: *depth, rng: uint64(i)*0x9E3779B97F4A7C15 + 1})
+		}
+		if rawLoopAvailable && !*goroutines {
+			loops = append(loops, func(stop time.Time) map[string][]time.Duration {
+				lat, err := rawLoop(ds, stop)
+				if err != nil {
+					b.fail(err)
+				}
+				return lat
+			})
+		} else {
+			for _, d := range ds {
+				loops = append(loops, func(stop time.Time) map[string][]time.Duration { d.loop(stop); return d.lat })
+			}
 		}
 	} else {
 		conns := make([]*client.Client, *clients)

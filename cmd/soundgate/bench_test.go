@@ -75,6 +75,8 @@ func TestBench(t *testing.T) {
 		{"raw request-response", []string{"--clients", "4", "--pipeline", "1"}, []string{"latency new "}},
 		{"raw pipelined", []string{"--clients", "2", "--pipeline", "16"}, []string{"latency new "}},
 		{"raw with duplicates", []string{"--clients", "2", "--pipeline", "4", "--mix", "new=50,dup=50"}, []string{"latency new ", "latency dup "}},
+		{"raw, a goroutine per connection", []string{"--raw-goroutines", "--clients", "4", "--pipeline", "1"}, []string{"latency new "}},
+		{"raw pipelined, a goroutine per connection", []string{"--raw-goroutines", "--clients", "2", "--pipeline", "16", "--mix", "new=50,dup=50"}, []string{"latency new ", "latency dup "}},
 		{"client pipelined", []string{"--driver", "client", "--clients", "2", "--pipeline", "4"}, []string{"latency new "}},
 		{"client gated", []string{"--clients", "2", "--mix", "new=40,dup=30,gated=30"}, []string{"latency new ", "latency dup ", "latency gated "}},
 	} {
@@ -148,4 +150,64 @@ func TestRawDriverChecksAnswers(t *testing.T) {
 			require.Equal(t, want, b.admissions.Load())
 		})
 	}
+}
+
+// TestRawLoopStopsOnAWrongAnswer: the event loop of the raw driver checks answers as
+// the goroutine driver does, and a wrong one ends that connection and counts as an
+// error (exit status 1), while the other connections run to the end.
+func TestRawLoopStopsOnAWrongAnswer(t *testing.T) {
+	if !rawLoopAvailable {
+		t.Skip("no event loop on this platform: the goroutine driver is tested by TestBench")
+	}
+	dir := t.TempDir()
+	l, err := net.Listen("unix", filepath.Join(dir, "fake.sock"))
+	require.NoError(t, err)
+	defer l.Close()
+	// The fake gate answers the hello, then admits correctly, except on its first
+	// connection, whose second answer says duplicate.
+	go func() {
+		for i := 0; ; i++ {
+			nc, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func(bad bool) {
+				defer nc.Close()
+				r := proto.NewReader(nc)
+				for n := 0; ; n++ {
+					line, err := r.ReadLine()
+					if err != nil {
+						return
+					}
+					var dec proto.Decoder
+					var req proto.Request
+					if dec.Decode(line, &req) != nil {
+						return
+					}
+					var res proto.Result = &proto.AdmitResult{Answer: core.AnswerAdmit, Epoch: 1}
+					if req.Method == proto.MethodHello {
+						res = &proto.HelloResult{Version: proto.Version, Role: proto.RoleAgent, Server: "fake"}
+					} else if bad && n == 2 {
+						res = &proto.AdmitResult{Answer: core.AnswerDuplicate, Epoch: 1}
+					}
+					if _, err := nc.Write(proto.AppendResult(nil, req.ID, res)); err != nil {
+						return
+					}
+				}
+			}(i == 0)
+		}
+	}()
+	b := &bencher{mix: benchMix{fresh: 100}, runs: []string{"r"}}
+	var ds []*rawDriver
+	for i := 0; i < 3; i++ {
+		nc, rd, err := dialRaw(context.Background(), "unix:"+l.Addr().String(), benchAgent)
+		require.NoError(t, err)
+		ds = append(ds, &rawDriver{b: b, nc: nc, rd: rd, id: i, depth: 1, rng: uint64(i) + 1})
+	}
+	lat, err := rawLoop(ds, time.Now().Add(200*time.Millisecond))
+	require.NoError(t, err)
+	require.EqualValues(t, 1, b.errors.Load(), "the wrong answer is one error")
+	require.ErrorContains(t, b.firstErr.Load().(error), "answer duplicate, want admit")
+	require.True(t, ds[0].finished)
+	require.Greater(t, len(lat["new"]), 10, "the other connections ran on")
 }

@@ -34,6 +34,12 @@ type rawDriver struct {
 	done     []rawKey // keys this connection had admitted, for duplicates
 	lat      map[string][]time.Duration
 	req      proto.Request
+
+	// rawLoop's (Linux): the socket, taken from nc, and its state.
+	fd       int
+	src      *fdSource
+	wantOut  bool // EPOLLOUT is watched: out did not fit in the socket
+	finished bool
 }
 
 type rawKey struct {
