@@ -205,35 +205,56 @@ func (lp *loop) run() {
 		lp.mu.Lock()
 		lp.awake = true
 		lp.mu.Unlock()
-		for i := 0; i < n; i++ {
-			ev := lp.events[i]
-			if int(ev.Fd) == lp.wake[0] {
-				var b [64]byte
-				for {
-					if m, _ := syscall.Read(lp.wake[0], b[:]); m <= 0 {
-						break
-					}
-				}
-				continue
+		for gather := 0; n > 0; gather++ {
+			lp.handleEvents(n)
+			if gather == gatherPolls {
+				break
 			}
-			c := lp.conns[ev.Fd]
-			if c == nil {
-				continue
-			}
-			if ev.Events&syscall.EPOLLOUT != 0 {
-				lp.markReady(c)
-			}
-			if ev.Events&(syscall.EPOLLIN|syscall.EPOLLHUP|syscall.EPOLLERR|syscall.EPOLLRDHUP) != 0 {
-				if c.readDone {
-					lp.markReady(c) // the peer hung up: the write finds out
-				} else {
-					c.canRead = true
-					lp.readConn(c)
-				}
+			// Requests that arrived while these were applied join the same
+			// fdatasync: a poll that does not wait, no timer.
+			if n, err = syscall.EpollWait(lp.ep, lp.events, 0); err != nil {
+				n = 0
 			}
 		}
 		if !lp.deadline.IsZero() && !time.Now().Before(lp.deadline) {
 			lp.expire()
+		}
+	}
+}
+
+// gatherPolls bounds the polls that do not wait in one pass, so that under a constant
+// stream of requests a pass still ends and its answers leave. Gathering took the
+// records per fdatasync at 64 clients from about 37 to about 53, and admissions/s up
+// by 13 to 30% in five of six alternating pairs of 4 s runs (docs/verify/wal.md).
+const gatherPolls = 4
+
+// handleEvents reads the connections of the first n events and applies their requests.
+func (lp *loop) handleEvents(n int) {
+	for i := 0; i < n; i++ {
+		ev := lp.events[i]
+		if int(ev.Fd) == lp.wake[0] {
+			var b [64]byte
+			for {
+				if m, _ := syscall.Read(lp.wake[0], b[:]); m <= 0 {
+					break
+				}
+			}
+			continue
+		}
+		c := lp.conns[ev.Fd]
+		if c == nil {
+			continue
+		}
+		if ev.Events&syscall.EPOLLOUT != 0 {
+			lp.markReady(c)
+		}
+		if ev.Events&(syscall.EPOLLIN|syscall.EPOLLHUP|syscall.EPOLLERR|syscall.EPOLLRDHUP) != 0 {
+			if c.readDone {
+				lp.markReady(c) // the peer hung up: the write finds out
+			} else {
+				c.canRead = true
+				lp.readConn(c)
+			}
 		}
 	}
 }
