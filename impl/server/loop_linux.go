@@ -263,6 +263,11 @@ func (lp *loop) handleEvents(n int) {
 // nothing is left to do; then it lets other goroutines wake the loop again. It
 // reports whether the loop is to exit: Shutdown's deadline passed, or it is stopping
 // and no connection is left.
+//
+// The loop may sleep only if, in the same hold of mu that clears awake, nothing new
+// is queued and stopping and abort are as it last acted on them: a stop or a kick
+// that came while it worked saw awake set, did not write to the pipe, and counts on
+// this check (TestShutdownRightAfterAccept caught the version that forgot stopping).
 func (lp *loop) settle() (exit bool) {
 	for {
 		lp.mu.Lock()
@@ -272,11 +277,6 @@ func (lp *loop) settle() (exit bool) {
 			c.kicked = false
 		}
 		stopping, abort := lp.stopping, lp.abort
-		if len(added) == 0 && len(kicked) == 0 && len(lp.ready) == 0 && !stopping {
-			lp.awake = false // from now on a kick writes to the pipe
-			lp.mu.Unlock()
-			return false
-		}
 		lp.mu.Unlock()
 		if abort {
 			lp.abortAll(added)
@@ -295,18 +295,17 @@ func (lp *loop) settle() (exit bool) {
 			lp.flush()
 			continue
 		}
-		// Stopping, and nothing to send now.
 		lp.mu.Lock()
-		if len(lp.added) > 0 || len(lp.kicked) > 0 {
+		if len(lp.added) > 0 || len(lp.kicked) > 0 || lp.stopping != stopping || lp.abort != abort {
 			lp.mu.Unlock()
 			continue
 		}
-		if len(lp.conns) == 0 {
+		if stopping && len(lp.conns) == 0 {
 			lp.exited = true
 			lp.mu.Unlock()
 			return true
 		}
-		lp.awake = false // connections still drain their writes
+		lp.awake = false // from now on a kick or a stop writes to the pipe
 		lp.mu.Unlock()
 		return false
 	}
