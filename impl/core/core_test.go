@@ -305,3 +305,28 @@ func BenchmarkMarshalSnapshot(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(runs*keysPerRun), "ns/effect")
 }
+
+// TestSnapshotOfLargeRuns: a snapshot of runs with thousands of effects round-trips
+// and lists each run's keys in order. The random histories above keep few keys per
+// run, and MarshalBinary sizes its buffer from the effect count: a wrong estimate
+// there (a negative capacity panics) showed only on large runs.
+func TestSnapshotOfLargeRuns(t *testing.T) {
+	g := core.New(core.Limits{RunsMax: 8, KeysPerRunMax: 1 << 14, PendingPerRunMax: 1 << 14, RunBytesMax: 64, KeyBytesMax: 64, ResultBytesMax: 64})
+	for r := 0; r < 3; r++ {
+		id := core.RunID("run-" + strconv.Itoa(r))
+		g.Open(id, 0)
+		for k := 0; k < 3000; k++ {
+			res, _ := g.Admit(id, core.Key("key-"+strconv.Itoa(k)), 1, k%7 == 0, 0)
+			require.NotEqual(t, core.AnswerDenied, res.Answer)
+		}
+	}
+	snap, err := g.MarshalBinary()
+	require.NoError(t, err)
+	h := core.New(core.DefaultLimits())
+	require.NoError(t, h.UnmarshalBinary(snap))
+	again, err := h.MarshalBinary()
+	require.NoError(t, err)
+	require.Equal(t, snap, again, "a large snapshot does not round-trip")
+	require.Greater(t, len(h.Effects("run-1")), 2000)
+	require.Equal(t, g.Effects("run-1"), h.Effects("run-1"))
+}
