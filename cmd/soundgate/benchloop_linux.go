@@ -5,13 +5,15 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"syscall"
 	"time"
 
+	"github.com/soundgate/soundgate/impl/netfd"
 	"github.com/soundgate/soundgate/impl/proto"
 )
+
+// benchSource is a raw connection's socket as rawLoop reads it.
+type benchSource = netfd.Source
 
 // rawLoopAvailable: this platform drives raw connections from one event loop.
 const rawLoopAvailable = true
@@ -36,12 +38,12 @@ func rawLoop(ds []*rawDriver, stop time.Time) (map[string][]time.Duration, error
 		}
 	}()
 	for _, d := range ds {
-		fd, err := takeFD(d.nc)
+		fd, err := netfd.Take(d.nc)
 		if err != nil {
 			return nil, fmt.Errorf("connection %d: %w", d.id, err)
 		}
 		d.fd = fd
-		d.src = &fdSource{fd: fd}
+		d.src = &netfd.Source{FD: fd}
 		d.rd = proto.NewReader(d.src)
 		d.lat = map[string][]time.Duration{}
 		byFD[int32(fd)] = d
@@ -102,7 +104,7 @@ func rawLoop(ds []*rawDriver, stop time.Time) (map[string][]time.Duration, error
 			if ev.Events&(syscall.EPOLLIN|syscall.EPOLLHUP|syscall.EPOLLERR) == 0 {
 				continue
 			}
-			d.src.canRead = true
+			d.src.Readable = true
 			got := 0
 			for len(d.inflight) > 0 {
 				err := d.answer()
@@ -154,59 +156,4 @@ func (d *rawDriver) send(ep int) error {
 		return syscall.EpollCtl(ep, syscall.EPOLL_CTL_MOD, d.fd, &syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(d.fd)})
 	}
 	return nil
-}
-
-// takeFD returns a non-blocking duplicate of nc's socket and closes nc, so that Go's
-// poller no longer watches it.
-func takeFD(nc net.Conn) (int, error) {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return -1, errors.New("not a socket")
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return -1, err
-	}
-	fd := -1
-	if cerr := rc.Control(func(s uintptr) { fd, err = syscall.Dup(int(s)) }); cerr != nil {
-		return -1, cerr
-	}
-	if err != nil {
-		return -1, err
-	}
-	syscall.CloseOnExec(fd)
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		syscall.Close(fd)
-		return -1, err
-	}
-	nc.Close()
-	return fd, nil
-}
-
-// fdSource reads its socket once per readiness epoll reported (canRead): a second
-// read would only find EAGAIN.
-type fdSource struct {
-	fd      int
-	canRead bool
-}
-
-func (s *fdSource) Read(p []byte) (int, error) {
-	if !s.canRead {
-		return 0, proto.ErrWouldBlock
-	}
-	s.canRead = false
-	for {
-		n, err := syscall.Read(s.fd, p)
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.EAGAIN:
-			return 0, proto.ErrWouldBlock
-		case err != nil:
-			return 0, err
-		case n == 0:
-			return 0, io.EOF
-		}
-		return n, nil
-	}
 }

@@ -10,7 +10,7 @@ import (
 // rawLoopAvailable: without epoll, each raw connection has its own goroutine.
 const rawLoopAvailable = false
 
-type fdSource struct{}
+type benchSource struct{}
 
 func rawLoop([]*rawDriver, time.Time) (map[string][]time.Duration, error) {
 	return nil, errors.New("no event loop on this platform")

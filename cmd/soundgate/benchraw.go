@@ -37,7 +37,7 @@ type rawDriver struct {
 
 	// rawLoop's (Linux): the socket, taken from nc, and its state.
 	fd       int
-	src      *fdSource
+	src      *benchSource
 	wantOut  bool // EPOLLOUT is watched: out did not fit in the socket
 	finished bool
 }

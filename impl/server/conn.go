@@ -52,16 +52,16 @@ type conn struct {
 	lp         *loop
 	fd         int
 	dec        proto.Decoder
-	kicked     bool     // in lp.kicked
-	ready      bool     // in lp.ready
-	canRead    bool     // epoll said readable since the last read
-	readDone   bool     // nothing more is read (EOF, quit, hello deadline, shutdown)
-	paused     bool     // not read until its answers are written (back-pressure)
-	closeAfter bool     // close once out is sent
-	closedLoop bool     // the loop closed it
-	events     uint32   // what epoll reports for it
-	pend       []answer // taken from outbox, waiting for the log
-	out        []byte   // encoded answers; out[outOff:] not yet sent
+	src        loopSource // the socket, read once per readiness (netfd.Source)
+	kicked     bool       // in lp.kicked
+	ready      bool       // in lp.ready
+	readDone   bool       // nothing more is read (EOF, quit, hello deadline, shutdown)
+	paused     bool       // not read until its answers are written (back-pressure)
+	closeAfter bool       // close once out is sent
+	closedLoop bool       // the loop closed it
+	events     uint32     // what epoll reports for it
+	pend       []answer   // taken from outbox, waiting for the log
+	out        []byte     // encoded answers; out[outOff:] not yet sent
 	outOff     int
 	helloBy    time.Time // closed if no hello by then
 	stalled    time.Time // when a write last found the socket full (zero: not stalled)

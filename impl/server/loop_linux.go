@@ -5,12 +5,12 @@ package server
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/soundgate/soundgate/impl/netfd"
 	"github.com/soundgate/soundgate/impl/proto"
 	"github.com/soundgate/soundgate/impl/wal"
 )
@@ -50,6 +50,9 @@ type loop struct {
 	deadline time.Time // the earliest hello or write deadline of a connection (zero: none)
 	scratch  []byte
 }
+
+// loopSource is a connection's socket as the loop reads it.
+type loopSource = netfd.Source
 
 // loopAvailable: this platform has the event loop.
 const loopAvailable = true
@@ -101,38 +104,22 @@ func (lp *loop) kick(c *conn) {
 	lp.mu.Unlock()
 }
 
-// add hands a connection accepted by Serve to the loop. It takes the socket from nc:
-// from now on only the loop reads, writes and closes it. It reports false if the
-// socket cannot be taken (then Serve serves nc with goroutines).
+// add hands a connection accepted by Serve to the loop. It takes the socket from nc
+// (netfd.Take): from now on only the loop reads, writes and closes it. It reports
+// false if the socket cannot be taken (then Serve serves nc with goroutines).
 func (lp *loop) add(c *conn, nc net.Conn) bool {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	rc, err := sc.SyscallConn()
+	remote := nc.RemoteAddr().String()
+	fd, err := netfd.Take(nc)
 	if err != nil {
 		return false
 	}
-	fd := -1
-	if cerr := rc.Control(func(s uintptr) {
-		// A duplicate, so that closing nc takes the socket out of Go's poller, which
-		// would otherwise be woken for every byte that the loop reads itself.
-		fd, err = syscall.Dup(int(s))
-	}); cerr != nil || err != nil {
-		return false
-	}
-	syscall.CloseOnExec(fd)
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		syscall.Close(fd)
-		return false
-	}
 	c.fd = fd
-	c.remote = nc.RemoteAddr().String()
-	c.rd = proto.NewReader(loopSource{c})
+	c.src.FD = fd
+	c.remote = remote
+	c.rd = proto.NewReader(&c.src)
 	lp.s.mu.Lock() // Shutdown looks at c.nc under it
 	c.nc = nil
 	lp.s.mu.Unlock()
-	nc.Close()
 	lp.mu.Lock()
 	if lp.exited {
 		lp.mu.Unlock()
@@ -144,32 +131,6 @@ func (lp *loop) add(c *conn, nc net.Conn) bool {
 	lp.wakeLocked()
 	lp.mu.Unlock()
 	return true
-}
-
-// loopSource reads c's socket at most once per readiness the loop saw: a second read
-// would only find EAGAIN, a system call for nothing on every request.
-type loopSource struct{ c *conn }
-
-func (r loopSource) Read(p []byte) (int, error) {
-	c := r.c
-	if !c.canRead {
-		return 0, proto.ErrWouldBlock
-	}
-	c.canRead = false
-	for {
-		n, err := syscall.Read(c.fd, p)
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.EAGAIN:
-			return 0, proto.ErrWouldBlock
-		case err != nil:
-			return 0, err
-		case n == 0:
-			return 0, io.EOF
-		}
-		return n, nil
-	}
 }
 
 // stop makes the loop read nothing more, answer what it read and close every
@@ -252,7 +213,7 @@ func (lp *loop) handleEvents(n int) {
 			if c.readDone {
 				lp.markReady(c) // the peer hung up: the write finds out
 			} else {
-				c.canRead = true
+				c.src.Readable = true
 				lp.readConn(c)
 			}
 		}

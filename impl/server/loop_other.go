@@ -13,6 +13,8 @@ type loop struct{}
 
 const loopAvailable = false
 
+type loopSource struct{}
+
 func newLoop(*Server) (*loop, error)   { return nil, errors.New("no event loop on this platform") }
 func (*loop) add(*conn, net.Conn) bool { return false }
 func (*loop) kick(*conn)               {}
