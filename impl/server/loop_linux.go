@@ -17,8 +17,9 @@ import (
 
 // loop is the server's event loop on Linux: one goroutine owns every connection's
 // socket. Each pass it reads every readable connection once (epoll, level-triggered),
-// applies the requests it finds, waits once for the log to make all of their answers
-// durable, and then writes each connection's answers in one write. This is how Redis
+// applies the requests it finds, polls a few times more without waiting for requests
+// that arrived meanwhile (gatherPolls), waits once for the log to make all of their
+// answers durable, and then writes each connection's answers in one write. This is how Redis
 // serves `appendfsync always`, and for the same reason: per request it costs one read
 // and one write, with no goroutine woken and no thread handed a socket. Measured on
 // the 2-core machines of docs/verify/wal.md, a goroutine per connection (a reader that
@@ -48,7 +49,6 @@ type loop struct {
 	ready    []*conn // to flush this pass
 	events   []syscall.EpollEvent
 	deadline time.Time // the earliest hello or write deadline of a connection (zero: none)
-	scratch  []byte
 }
 
 // loopSource is a connection's socket as the loop reads it.
