@@ -96,6 +96,9 @@ func benchMain(args []string) int {
 	case *driver != "raw" && *driver != "client":
 		return fail(exitUsage, "--driver: unknown driver %q (raw, client)", *driver)
 	}
+	if *goroutines && *driver != "raw" {
+		return fail(exitUsage, "--raw-goroutines applies to --driver raw only (the client driver has a goroutine per request)")
+	}
 	ctx := context.Background()
 	op, err := client.Dial(ctx, *addr, *operator)
 	if err != nil {

@@ -102,6 +102,8 @@ func TestBenchUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"--driver", "raw", "--mix", "new=50,gated=50", "--approver-token", benchApprover},
 		{"--driver", "epoll"},
+		{"--driver", "client", "--raw-goroutines"},
+		{"--raw-goroutines", "--mix", "new=50,gated=50", "--approver-token", benchApprover},
 		{"--pipeline", "0"},
 		{"--mix", "new=50"},
 	} {
