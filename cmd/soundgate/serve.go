@@ -42,7 +42,7 @@ Flags:
 	roles := fs.String("roles", "", "roles file: tokens and what each may do (required; see docs/server.md)")
 	data := fs.String("data", "soundgate-data", "directory of the write-ahead log")
 	durability := fs.String("durability", "log", "log: durable (write-ahead log, fsync before reply); memory: in-memory, for tests only")
-	snapEvery := fs.Int("snapshot-every", 100000, "log compaction: a snapshot waits for at least this many records, and for as many bytes of log as the last snapshot held")
+	snapEvery := fs.Int("snapshot-every", 100000, "log compaction: a snapshot waits for at least this many records, and for as many records as the last snapshot held runs and effects")
 	fs.IntVar(&cl.RunsMax, "max-runs", cl.RunsMax, "runs the gate keeps, tombstones included")
 	fs.IntVar(&cl.KeysPerRunMax, "max-keys-per-run", cl.KeysPerRunMax, "effects per run")
 	fs.IntVar(&cl.PendingPerRunMax, "max-pending-per-run", cl.PendingPerRunMax, "open approvals per run")
@@ -187,18 +187,16 @@ Flags:
 func snapshotLoop(srv *server.Server, l *wal.Log, every uint64, lastSnap wal.LSN, logger *slog.Logger, stop chan struct{}) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	var snapBytes int          // the last snapshot's size (0: none taken by this process)
-	bytesAt := l.Stats().Bytes // the log's record bytes when it was taken
+	entries := 0 // runs and effects in the last snapshot (0: none taken by this process)
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
 		}
-		if !snapshotDue(uint64(l.Last()-lastSnap), l.Stats().Bytes-bytesAt, every, snapBytes) {
+		if !snapshotDue(uint64(l.Last()-lastSnap), every, entries) {
 			continue
 		}
-		bytesNow := l.Stats().Bytes
 		began := time.Now()
 		lsn, state, err := srv.Snapshot()
 		encoded := time.Since(began) // the server's lock was held for this long
@@ -214,20 +212,20 @@ func snapshotLoop(srv *server.Server, l *wal.Log, every uint64, lastSnap wal.LSN
 			}
 			continue
 		}
-		lastSnap, snapBytes, bytesAt = lsn, len(state), bytesNow
+		lastSnap, entries = lsn, srv.Entries()
 		logger.Info("snapshot", "lsn", lsn, "bytes", len(state), "segments", l.Stats().Segments, "encode", encoded.Round(time.Microsecond))
 	}
 }
 
-// snapshotDue: a snapshot is due once at least every records follow the last one and
-// their bytes are at least the last snapshot's size. A snapshot costs time in
-// proportion to the whole state (encoded under the server's lock), so a fixed count
-// alone made a large gate pay for its whole state every `every` records: at 100k
-// admissions/s, one stall per second that grew with the state (about 15% of the
-// gate's CPU in a 5 s pipelined bench). With the second condition (Redis rewrites its
-// append-only file on the same rule) each snapshot is paid for by as many bytes of
-// log, and the disk holds at most the snapshot, plus max(every records, the
-// snapshot's size) of records, plus what one second of load appends, plus a segment.
-func snapshotDue(recordsSince, bytesSince, every uint64, lastSnapBytes int) bool {
-	return recordsSince >= every && bytesSince >= uint64(lastSnapBytes)
+// snapshotDue: a snapshot is due once at least every records follow the last one,
+// and at least as many as the last snapshot held runs and effects (entries). A
+// snapshot encodes the whole state under the server's lock, so with a fixed count
+// alone a large gate paid for its whole state every `every` records: at 100k
+// admissions/s, a stall every second that grew with the state (about 13% of a 5 s
+// pipelined bench, docs/verify/wal.md). With the second condition each snapshot is
+// paid for by as many records as it encodes entries (Redis rewrites its append-only
+// file on a like rule, by size), and the disk holds at most the snapshot, plus
+// max(every, entries) records, plus what one second of load appends, plus a segment.
+func snapshotDue(recordsSince, every uint64, entries int) bool {
+	return recordsSince >= every && recordsSince >= uint64(entries)
 }

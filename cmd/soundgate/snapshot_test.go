@@ -3,23 +3,23 @@ package main
 import "testing"
 
 // TestSnapshotDue: the compaction rule of serve. A snapshot waits for `every` records
-// and for as many bytes of log as the last snapshot held.
+// and for as many records as the last snapshot held entries (runs and effects).
 func TestSnapshotDue(t *testing.T) {
 	for _, c := range []struct {
-		name                  string
-		records, bytes, every uint64
-		lastSnapBytes         int
-		due                   bool
+		name           string
+		records, every uint64
+		entries        int
+		due            bool
 	}{
-		{"first snapshot after every records", 100, 6400, 100, 0, true},
-		{"one record short", 99, 6336, 100, 0, false},
-		{"the log since is smaller than the last snapshot", 1000, 64000, 100, 64001, false},
-		{"as large as the last snapshot", 1000, 64000, 100, 64000, true},
-		{"larger than the snapshot but too few records", 99, 1 << 20, 100, 1024, false},
-		{"every 1: each new record, once the bytes are there", 1, 64, 1, 64, true},
+		{"first snapshot after every records", 100, 100, 0, true},
+		{"one record short", 99, 100, 0, false},
+		{"fewer records than the last snapshot's entries", 1000, 100, 1001, false},
+		{"as many records as its entries", 1000, 100, 1000, true},
+		{"more than its entries but fewer than every", 99, 100, 10, false},
+		{"every 1: each new record, once the entries are paid for", 1, 1, 1, true},
 	} {
-		if got := snapshotDue(c.records, c.bytes, c.every, c.lastSnapBytes); got != c.due {
-			t.Errorf("%s: snapshotDue(%d, %d, %d, %d) = %v, want %v", c.name, c.records, c.bytes, c.every, c.lastSnapBytes, got, c.due)
+		if got := snapshotDue(c.records, c.every, c.entries); got != c.due {
+			t.Errorf("%s: snapshotDue(%d, %d, %d) = %v, want %v", c.name, c.records, c.every, c.entries, got, c.due)
 		}
 	}
 }

@@ -329,4 +329,11 @@ func TestSnapshotOfLargeRuns(t *testing.T) {
 	require.Equal(t, snap, again, "a large snapshot does not round-trip")
 	require.Greater(t, len(h.Effects("run-1")), 2000)
 	require.Equal(t, g.Effects("run-1"), h.Effects("run-1"))
+	entries := g.Len()
+	for _, id := range g.RunIDs() {
+		entries += len(g.Effects(id))
+	}
+	require.Equal(t, entries, g.Entries(), "Entries counts runs and effects")
+	require.Equal(t, entries, h.Entries())
+	require.Equal(t, 0, core.New(core.DefaultLimits()).Entries())
 }

@@ -56,6 +56,17 @@ func (g *Gate) Limits() Limits { return g.limits }
 // Len returns the number of runs the gate knows, tombstones included.
 func (g *Gate) Len() int { return len(g.runs) }
 
+// Entries returns the runs and effects the gate holds: what a snapshot encodes, so
+// that the server can space its snapshots by the state's size. It costs one step per
+// run.
+func (g *Gate) Entries() int {
+	n := len(g.runs)
+	for _, run := range g.runs {
+		n += len(run.effects)
+	}
+	return n
+}
+
 func (g *Gate) checkRun(r RunID) error {
 	if r == "" {
 		return ErrInvalid

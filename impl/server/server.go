@@ -212,6 +212,14 @@ func (s *Server) loopLocked() *loop {
 	return s.loop
 }
 
+// Entries returns the runs and effects the gate holds (core.Gate.Entries): what a
+// snapshot encodes.
+func (s *Server) Entries() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gate.Entries()
+}
+
 // Failed returns the reason the server refuses every request, or nil while it is healthy.
 func (s *Server) Failed() error {
 	s.mu.Lock()
