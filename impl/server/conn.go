@@ -276,6 +276,13 @@ func (s *Server) parkedOf(c *conn) int {
 
 func (c *conn) close() {
 	c.nc.Close()
+	c.forget()
+}
+
+// forget ends a closed connection for the server: a blocked reader leaves, it is no
+// longer counted, and its parked admits are dropped. Both models call it once the
+// socket is closed (close, closeLoop).
+func (c *conn) forget() {
 	close(c.closed)
 	c.s.mu.Lock()
 	c.gone = true

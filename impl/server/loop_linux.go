@@ -537,11 +537,6 @@ func (lp *loop) closeConn(c *conn) {
 // closeLoop is close for a connection of the loop, whose socket the loop has closed.
 func (c *conn) closeLoop() {
 	c.closedLoop = true
-	close(c.closed)
-	c.s.mu.Lock()
-	c.gone = true
-	delete(c.s.conns, c)
-	c.s.dropWaitersLocked(c)
-	c.s.mu.Unlock()
+	c.forget()
 	c.s.wg.Done()
 }

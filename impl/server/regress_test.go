@@ -255,31 +255,16 @@ func TestDirectAnswerThenPipelinedInOrder(t *testing.T) {
 	_, addr := regressServer(t, Config{Log: lg, Now: func() core.Time { return 1 }, Goroutines: true})
 	openSynced(t, addr, lg, "r")
 
-	nc, err := net.Dial("unix", addr)
-	require.NoError(t, err)
-	defer nc.Close()
-	r := proto.NewReader(nc)
-	read := func() proto.Response {
-		t.Helper()
-		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-		line, err := r.ReadLine()
-		require.NoError(t, err)
-		resp, err := proto.DecodeResponse(line)
-		require.NoError(t, err)
-		return resp
-	}
-	admit := func(id int, key string) string {
-		return `{"jsonrpc":"2.0","id":` + string(rune('0'+id)) + `,"method":"admit","params":{"run":"r","key":"` + key + `","epoch":1}}` + "\n"
-	}
-	_, err = nc.Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"hello","params":{"version":1,"token":"agent-token-0123456789"}}` + "\n"))
+	nc, read := rawPeer(t, addr)
+	_, err := nc.Write([]byte(helloLine))
 	require.NoError(t, err)
 	require.Equal(t, proto.IntID(0), read().ID)
 
-	_, err = nc.Write([]byte(admit(1, "a")))
+	_, err = nc.Write([]byte(admitLine(1, "a")))
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return goroutinesIn("(*conn).send") == 1 }, 5*time.Second, time.Millisecond,
 		"the reader does not wait for the log itself (send) for a lone request")
-	_, err = nc.Write([]byte(admit(2, "b") + admit(3, "c"))) // pipelined while 1 waits for the disk
+	_, err = nc.Write([]byte(admitLine(2, "b") + admitLine(3, "c"))) // pipelined while 1 waits for the disk
 	require.NoError(t, err)
 	time.Sleep(50 * time.Millisecond)
 	require.Equal(t, 1, goroutinesIn("(*conn).send"), "the reader stopped waiting for the log before the record was durable (D1)")
@@ -291,6 +276,26 @@ func TestDirectAnswerThenPipelinedInOrder(t *testing.T) {
 	lg.sync()
 	require.Equal(t, proto.IntID(2), read().ID)
 	require.Equal(t, proto.IntID(3), read().ID)
+}
+
+// rawPeer dials addr without the client library (the test writes request lines
+// itself) and returns the connection and a function that reads the next answer,
+// waiting at most 5 s. The connection is closed when the test ends.
+func rawPeer(t *testing.T, addr string) (net.Conn, func() proto.Response) {
+	t.Helper()
+	nc, err := net.Dial("unix", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { nc.Close() })
+	r := proto.NewReader(nc)
+	return nc, func() proto.Response {
+		t.Helper()
+		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		line, err := r.ReadLine()
+		require.NoError(t, err)
+		resp, err := proto.DecodeResponse(line)
+		require.NoError(t, err)
+		return resp
+	}
 }
 
 func goroutinesIn(fn string) int {
