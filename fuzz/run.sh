@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Runs every fuzz target of the fuzz package (./fuzz), one after the other, for
-# FUZZTIME each (a go duration such as 20s or 2h, or a count such as 100000x), and
+# FUZZTIME each (a count such as 250000x, the default, or a go duration such as 2h), and
 # prints each target's executions as go test -fuzz itself reported them, then one
 # summary line. Targets are discovered with `go test -list`, so new ones join by
 # themselves. Exits non-zero on the first failure; go has then saved the failing input
 # under fuzz/testdata/fuzz/<Target>/ (docs/verify/fuzz.md: commit it as a regression).
 # FUZZTIME_<Target> (e.g. FUZZTIME_FuzzSession=50000x) overrides FUZZTIME for one
 # target, so a long run can give the fast targets most of an execution budget.
+# Prefer counts: with a duration, go 1.26 can fail a clean run at its deadline
+# (golang/go#75804); the message then says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go=${GO:-go}
-fuzztime=${FUZZTIME:-20s}
+fuzztime=${FUZZTIME:-250000x}
 pkg=./fuzz
 log_dir=${FUZZ_LOG_DIR:-build/fuzz}
 mkdir -p "$log_dir"
@@ -35,8 +37,16 @@ for t in $targets; do
   [ "$t_time" = "$fuzztime" ] || overrides="$overrides $t=$t_time"
   if ! $go test -run='^$' -fuzz="^${t}\$" -fuzztime="$t_time" "$pkg" >"$log" 2>&1; then
     tail -n 40 "$log"
-    saved=$(ls -t "fuzz/testdata/fuzz/$t" 2>/dev/null | head -n 1 || true)
-    echo "fuzz $t: FAILED (full log $log; newest corpus file fuzz/testdata/fuzz/$t/$saved)"
+    if [[ "$t_time" != *x ]] && grep -qx '    context deadline exceeded' "$log" &&
+      ! grep -q 'Failing input written to' "$log"; then
+      # go 1.26's coordinator can report its own -fuzztime deadline as a failure
+      # (golang/go#75804, fixed in go 1.27). It stays a failure here; a count budget
+      # (Nx) has no deadline and cannot hit it.
+      echo "fuzz $t: FAILED at the end of its $t_time budget with no input saved: go 1.26's fuzz coordinator race (golang/go#75804), not a finding; a count budget (Nx) avoids it (full log $log)"
+    else
+      saved=$(ls -t "fuzz/testdata/fuzz/$t" 2>/dev/null | head -n 1 || true)
+      echo "fuzz $t: FAILED (full log $log; newest corpus file fuzz/testdata/fuzz/$t/$saved)"
+    fi
     echo "fuzz: FAILED in $t after $count targets passed"
     exit 1
   fi

@@ -7,10 +7,11 @@
 //
 //	go run ./cmd/lincheck -histories 200 -crash-every 300ms
 //
-// With -fuzz it runs the named targets of ./fuzz instead, each for -fuzztime, and
-// prints the executions go reported for each, then one summary line:
+// With -fuzz it runs the named targets of ./fuzz instead, each for -fuzztime or for
+// its own budget, and prints the executions go reported for each, then one summary
+// line:
 //
-//	go run ./cmd/lincheck -fuzz FuzzSession,FuzzLogRecovery -fuzztime 30s
+//	go run ./cmd/lincheck -fuzz FuzzSession=20000x,FuzzLogRecovery=200000x
 package main
 
 import (
@@ -49,8 +50,8 @@ func run() int {
 	stopAfter := flag.Int("stop-after", 0, "stop after this many failing histories (0: run all)")
 	prebuilt := flag.String("bin", "", "use this soundgate binary instead of building one")
 	expectFail := flag.Bool("expect-fail", false, "negative control: succeed only if some history is NOT linearizable")
-	fuzzTargets := flag.String("fuzz", "", "instead of a campaign: run these fuzz targets of ./fuzz (comma separated) for -fuzztime each")
-	fuzztime := flag.String("fuzztime", "30s", "with -fuzz: time (or NNNx count) per target")
+	fuzzTargets := flag.String("fuzz", "", "instead of a campaign: run these fuzz targets of ./fuzz (comma separated; Target=budget gives one its own budget)")
+	fuzztime := flag.String("fuzztime", "20000x", "with -fuzz: count (NNNx) or time per target without its own budget")
 	flag.Parse()
 
 	if *fuzzTargets != "" {
@@ -58,7 +59,12 @@ func run() int {
 		if logDir == "" {
 			logDir = "build/lincheck-fuzz"
 		}
-		return runFuzz(strings.Split(*fuzzTargets, ","), *fuzztime, logDir)
+		targets, err := parseFuzzTargets(*fuzzTargets, *fuzztime)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "lincheck:", err)
+			return 2
+		}
+		return runFuzz(targets, logDir)
 	}
 
 	if *seed == 0 {
