@@ -113,7 +113,7 @@ func BenchmarkFdatasync(b *testing.B) {
 }
 
 // BenchmarkFdatasyncReserved is the reference for the log as it writes: one 64-byte
-// write into space reserved with fallocate (the file's size does not change) and one
+// write into space reserved with Allocate (the file's size does not change) and one
 // fdatasync per operation. It is the lower floor: the fdatasync has no size to write
 // back (docs/wal.md, reserved space).
 func BenchmarkFdatasyncReserved(b *testing.B) {

@@ -52,7 +52,8 @@ type File interface {
 	// writes its records with it into space that Allocate reserved.
 	WriteAt(p []byte, off int64) (n int, err error)
 	// Allocate makes the file at least size bytes long, the new bytes reading as
-	// zeros, and reserves their blocks (fallocate(2) on Linux); durable after Sync.
+	// zeros, and reserves their blocks (on Linux, fallocate(2) and then zeros
+	// written, so that no extent is left marked unwritten); durable after Sync.
 	// Overwriting allocated space keeps the file's size, so that an fdatasync after
 	// it has no size to write back: on ext4 that is one device write less per
 	// group commit. It returns ErrAllocateUnsupported where it cannot.
