@@ -34,10 +34,11 @@ include $(sort $(wildcard ci/mk/*.mk))
 test: test-go $(TEST_TARGETS)
 	@echo "make test: all test targets passed"
 
-# test-go runs vet and the whole Go test suite with the race detector.
+# test-go runs vet and the whole Go test suite with the race detector and the core's
+# assertion tier (the invariants tag: impl/core checks its invariants after every Step).
 test-go:
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -tags invariants -count=1 ./...
 
 # The links run in the order of the verification chain (VERIFY.md); a target no pattern
 # names runs last.

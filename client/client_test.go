@@ -1,4 +1,4 @@
-package client
+package client_test
 
 import (
 	"bufio"
@@ -17,44 +17,22 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/soundgate/soundgate/client"
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/proto"
-	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
 const (
-	agentToken    = "agent-token-0123456789"
-	approverToken = "approver-token-012345"
-	operatorToken = "operator-token-012345"
+	agentToken    = servertest.AgentToken
+	approverToken = servertest.ApproverToken
+	operatorToken = servertest.OperatorToken
 )
-
-const rolesJSON = `{"tokens":[
- {"name":"agent","token":"agent-token-0123456789","role":"agent","runs":["*"]},
- {"name":"alice","token":"approver-token-012345","role":"approver"},
- {"name":"ops","token":"operator-token-012345","role":"operator"}]}`
 
 // startGate runs an in-process gate on a Unix socket and returns its address.
 func startGate(t *testing.T) string {
 	t.Helper()
-	roles, err := server.ParseRoles([]byte(rolesJSON))
-	require.NoError(t, err)
-	srv, err := server.New(server.Config{Roles: roles, Version: "client-test"})
-	require.NoError(t, err)
-	dir, err := os.MkdirTemp("", "sgc")
-	require.NoError(t, err)
-	addr := filepath.Join(dir, "gate.sock")
-	l, err := net.Listen("unix", addr)
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		require.NoError(t, srv.Shutdown(ctx))
-		require.NoError(t, <-served)
-		os.RemoveAll(dir)
-	})
-	return addr
+	return servertest.Start(t, servertest.Options{}).Unix
 }
 
 // countConn counts the request lines written through it, and the admits among them.
@@ -89,7 +67,7 @@ func TestConcurrentCallsShareWrites(t *testing.T) {
 	before := cc.writes.Load()
 	for i := range calls {
 		go func() {
-			res, err := agent.Admit(ctx, "r", fmt.Sprintf("k%d", i), 1, AdmitOptions{})
+			res, err := agent.Admit(ctx, "r", fmt.Sprintf("k%d", i), 1, client.AdmitOptions{})
 			if err == nil && res.Answer != core.AnswerAdmit {
 				err = fmt.Errorf("answer %s", res.Answer)
 			}
@@ -97,9 +75,7 @@ func TestConcurrentCallsShareWrites(t *testing.T) {
 		}()
 	}
 	require.Eventually(t, func() bool {
-		agent.wmu.Lock()
-		defer agent.wmu.Unlock()
-		return bytes.Count(agent.pend, []byte("\n")) == calls-1 // one call writes; the rest wait in pend
+		return agent.QueuedLines() == calls-1 // one call writes; the rest wait behind it
 	}, 5*time.Second, time.Millisecond)
 	close(hold)
 	for range calls {
@@ -110,28 +86,26 @@ func TestConcurrentCallsShareWrites(t *testing.T) {
 }
 
 // dialCounting connects to addr through a countConn and says hello with token.
-func dialCounting(t *testing.T, addr, token string) (*Client, *countConn) {
+func dialCounting(t *testing.T, addr, token string) (*client.Client, *countConn) {
 	t.Helper()
 	nc, err := net.Dial("unix", addr)
 	require.NoError(t, err)
 	cc := &countConn{Conn: nc}
-	c := newClient(cc)
+	c := client.NewForTest(cc)
 	t.Cleanup(func() { c.Close() })
-	var hello proto.HelloResult
-	require.NoError(t, c.call(context.Background(), &proto.Request{Method: proto.MethodHello, Version: proto.Version, Token: token}, &hello))
-	c.Role = hello.Role
+	require.NoError(t, c.HelloForTest(context.Background(), token))
 	return c, cc
 }
 
-func dial(t *testing.T, addr, token string) *Client {
+func dial(t *testing.T, addr, token string) *client.Client {
 	t.Helper()
-	c, err := Dial(context.Background(), addr, token)
+	c, err := client.Dial(context.Background(), addr, token)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
 }
 
-// TestNotUTF8 checks that a string field that is not UTF-8 is refused with ErrNotUTF8
+// TestNotUTF8 checks that a string field that is not UTF-8 is refused with client.ErrNotUTF8
 // naming the field, that nothing is sent, and that the connection stays usable. The
 // encoder would rewrite the bytes to U+FFFD, so "\xff" and "\xfe" would be one key.
 func TestNotUTF8(t *testing.T) {
@@ -145,7 +119,7 @@ func TestNotUTF8(t *testing.T) {
 
 	// A valid admit+complete of another binary-looking key, so that a collision would
 	// answer duplicate.
-	res, err := agent.Admit(ctx, "r", "\ufffd", 1, AdmitOptions{})
+	res, err := agent.Admit(ctx, "r", "\ufffd", 1, client.AdmitOptions{})
 	require.NoError(t, err)
 	require.Equal(t, core.AnswerAdmit, res.Answer)
 	_, err = agent.Complete(ctx, "r", "\ufffd", core.OutcomeOK, "first")
@@ -153,28 +127,40 @@ func TestNotUTF8(t *testing.T) {
 
 	cases := []struct {
 		name  string
-		c     *Client
+		c     *client.Client
 		cc    *countConn
-		call  func(c *Client) error
+		call  func(c *client.Client) error
 		field string
 	}{
-		{"admit key", agent, cc, func(c *Client) error { _, err := c.Admit(ctx, "r", "\xff", 1, AdmitOptions{}); return err }, "key"},
-		{"admit other key", agent, cc, func(c *Client) error { _, err := c.Admit(ctx, "r", "a\xfeb", 1, AdmitOptions{}); return err }, "key"},
-		{"admit run", agent, cc, func(c *Client) error { _, err := c.Admit(ctx, "r\xc3", "k", 1, AdmitOptions{}); return err }, "run"},
-		{"admit wait", agent, cc, func(c *Client) error { _, err := c.AdmitWait(ctx, "r", "\xff", 1, false, time.Second); return err }, "key"},
-		{"complete key", agent, cc, func(c *Client) error {
+		{"admit key", agent, cc, func(c *client.Client) error {
+			_, err := c.Admit(ctx, "r", "\xff", 1, client.AdmitOptions{})
+			return err
+		}, "key"},
+		{"admit other key", agent, cc, func(c *client.Client) error {
+			_, err := c.Admit(ctx, "r", "a\xfeb", 1, client.AdmitOptions{})
+			return err
+		}, "key"},
+		{"admit run", agent, cc, func(c *client.Client) error {
+			_, err := c.Admit(ctx, "r\xc3", "k", 1, client.AdmitOptions{})
+			return err
+		}, "run"},
+		{"admit wait", agent, cc, func(c *client.Client) error {
+			_, err := c.AdmitWait(ctx, "r", "\xff", 1, false, time.Second)
+			return err
+		}, "key"},
+		{"complete key", agent, cc, func(c *client.Client) error {
 			_, err := c.Complete(ctx, "r", "\xff", core.OutcomeOK, "x")
 			return err
 		}, "key"},
-		{"complete result", agent, cc, func(c *Client) error {
+		{"complete result", agent, cc, func(c *client.Client) error {
 			_, err := c.Complete(ctx, "r", "\ufffd", core.OutcomeOK, "bin\x80ary")
 			return err
 		}, "result"},
-		{"status key", agent, cc, func(c *Client) error { _, err := c.Status(ctx, "r", "\xff"); return err }, "key"},
-		{"decide key", appr, ac, func(c *Client) error { _, err := c.Decide(ctx, "r", "\xff", core.Approve); return err }, "key"},
-		{"open run", op, nil, func(c *Client) error { _, err := c.Open(ctx, "\xff", 0); return err }, "run"},
-		{"cancel run", op, nil, func(c *Client) error { _, err := c.Cancel(ctx, "\xff"); return err }, "run"},
-		{"fence run", op, nil, func(c *Client) error { _, err := c.Fence(ctx, "\xff"); return err }, "run"},
+		{"status key", agent, cc, func(c *client.Client) error { _, err := c.Status(ctx, "r", "\xff"); return err }, "key"},
+		{"decide key", appr, ac, func(c *client.Client) error { _, err := c.Decide(ctx, "r", "\xff", core.Approve); return err }, "key"},
+		{"open run", op, nil, func(c *client.Client) error { _, err := c.Open(ctx, "\xff", 0); return err }, "run"},
+		{"cancel run", op, nil, func(c *client.Client) error { _, err := c.Cancel(ctx, "\xff"); return err }, "run"},
+		{"fence run", op, nil, func(c *client.Client) error { _, err := c.Fence(ctx, "\xff"); return err }, "run"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -183,8 +169,8 @@ func TestNotUTF8(t *testing.T) {
 				before = tc.cc.writes.Load()
 			}
 			err := tc.call(tc.c)
-			require.ErrorIs(t, err, ErrNotUTF8)
-			require.NotErrorIs(t, err, ErrClosed)
+			require.ErrorIs(t, err, client.ErrNotUTF8)
+			require.NotErrorIs(t, err, client.ErrClosed)
 			require.Contains(t, err.Error(), "soundgate/client: ")
 			require.True(t, strings.HasSuffix(err.Error(), ": "+tc.field), err.Error())
 			if tc.cc != nil {
@@ -202,12 +188,12 @@ func TestNotUTF8(t *testing.T) {
 	require.Equal(t, "first", st.Effect.Result)
 
 	t.Run("dial token", func(t *testing.T) {
-		_, err := Dial(ctx, addr, "agent-token-\xff")
-		require.ErrorIs(t, err, ErrNotUTF8)
+		_, err := client.Dial(ctx, addr, "agent-token-\xff")
+		require.ErrorIs(t, err, client.ErrNotUTF8)
 		require.True(t, strings.HasSuffix(err.Error(), ": token"), err.Error())
 		// Refused before dialing: no address is even tried.
-		_, err = Dial(ctx, filepath.Join(t.TempDir(), "none.sock"), "\xff")
-		require.ErrorIs(t, err, ErrNotUTF8)
+		_, err = client.Dial(ctx, filepath.Join(t.TempDir(), "none.sock"), "\xff")
+		require.ErrorIs(t, err, client.ErrNotUTF8)
 	})
 }
 
@@ -221,7 +207,7 @@ func TestRequestTooLarge(t *testing.T) {
 	_, err := op.Open(ctx, "r", 0)
 	require.NoError(t, err)
 	agent, cc := dialCounting(t, addr, agentToken)
-	_, err = agent.Admit(ctx, "r", "k", 1, AdmitOptions{})
+	_, err = agent.Admit(ctx, "r", "k", 1, client.AdmitOptions{})
 	require.NoError(t, err)
 
 	// Each control character escapes to \u00XX (6 bytes): within ResultBytesMax, but
@@ -229,8 +215,8 @@ func TestRequestTooLarge(t *testing.T) {
 	ctl := strings.Repeat("\x01", proto.ResultBytesMax)
 	before := cc.writes.Load()
 	_, err = agent.Complete(ctx, "r", "k", core.OutcomeOK, ctl)
-	require.ErrorIs(t, err, ErrRequestTooLarge)
-	require.NotErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, err, client.ErrRequestTooLarge)
+	require.NotErrorIs(t, err, client.ErrClosed)
 	require.Equal(t, before, cc.writes.Load(), "nothing may be sent")
 
 	// The connection still works, and the effect can be completed with a result that
@@ -253,7 +239,7 @@ func TestLineBound(t *testing.T) {
 		tooLong bool
 	}{{0, false}, {1, true}} {
 		a, b := net.Pipe()
-		c := newClient(a)
+		c := client.NewForTest(a)
 		lines := make(chan []byte, 1)
 		go func() {
 			line, _ := bufio.NewReader(b).ReadBytes('\n')
@@ -264,7 +250,7 @@ func TestLineBound(t *testing.T) {
 		_, err := c.Complete(ctx, "r", "k", core.OutcomeOK, strings.Repeat("y", proto.LineBytesMax-base+tc.extra))
 		cancel()
 		if tc.tooLong {
-			require.ErrorIs(t, err, ErrRequestTooLarge)
+			require.ErrorIs(t, err, client.ErrRequestTooLarge)
 		} else {
 			require.ErrorIs(t, err, context.DeadlineExceeded) // sent; nobody answers
 			line := <-lines
@@ -276,12 +262,12 @@ func TestLineBound(t *testing.T) {
 }
 
 // TestWriteErrorSticky checks that a write cut by the ctx deadline after part of the
-// line went out breaks the client for good (sticky error wrapping both ErrClosed and
+// line went out breaks the client for good (sticky error wrapping both client.ErrClosed and
 // the cause) and closes the socket, so that no later request is glued to the half line.
 func TestWriteErrorSticky(t *testing.T) {
 	a, b := net.Pipe()
 	defer b.Close()
-	c := newClient(a)
+	c := client.NewForTest(a)
 	defer c.Close()
 	got := make(chan []byte, 1)
 	readErr := make(chan error, 1)
@@ -298,7 +284,7 @@ func TestWriteErrorSticky(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	_, err := c.Status(ctx, "r", "")
 	cancel()
-	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, err, client.ErrClosed)
 	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
 	require.Len(t, <-got, 10)
 
@@ -306,7 +292,7 @@ func TestWriteErrorSticky(t *testing.T) {
 	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_, err = c.Status(ctx, "r", "")
-	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, err, client.ErrClosed)
 	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
 	require.Empty(t, <-got, "nothing after the half line")
 	require.NoError(t, <-readErr, "the peer sees the socket closed (EOF)")
@@ -314,15 +300,15 @@ func TestWriteErrorSticky(t *testing.T) {
 
 // TestBrokenClosesSocket checks that a connection the client finds broken (here: an
 // error answer with a null id) is closed, so that the server drops its parked admits,
-// and that calls in flight fail with ErrClosed wrapping the cause.
+// and that calls in flight fail with client.ErrClosed wrapping the cause.
 func TestBrokenClosesSocket(t *testing.T) {
 	a, b := net.Pipe()
 	defer b.Close()
-	c := newClient(a)
+	c := client.NewForTest(a)
 	defer c.Close()
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.Admit(context.Background(), "r", "k", 1, AdmitOptions{Wait: time.Minute})
+		_, err := c.Admit(context.Background(), "r", "k", 1, client.AdmitOptions{Wait: time.Minute})
 		done <- err
 	}()
 	r := bufio.NewReader(b)
@@ -332,7 +318,7 @@ func TestBrokenClosesSocket(t *testing.T) {
 	require.NoError(t, err)
 	select {
 	case err := <-done:
-		require.ErrorIs(t, err, ErrClosed)
+		require.ErrorIs(t, err, client.ErrClosed)
 		require.ErrorIs(t, err, proto.ErrOverloaded)
 	case <-time.After(2 * time.Second):
 		t.Fatal("the call in flight did not fail")
@@ -341,11 +327,11 @@ func TestBrokenClosesSocket(t *testing.T) {
 	_, err = r.ReadByte()
 	require.ErrorIs(t, err, io.EOF, "the client must close the socket")
 	_, err = c.Status(context.Background(), "r", "")
-	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, err, client.ErrClosed)
 }
 
 // TestBrokenDropsParkedAdmit checks against a real gate that when the client finds its
-// connection broken while an admit is parked, the call fails with ErrClosed and the
+// connection broken while an admit is parked, the call fails with client.ErrClosed and the
 // socket is closed (which is what makes the gate drop the parked admit rather than
 // admit it for nobody).
 func TestBrokenDropsParkedAdmit(t *testing.T) {
@@ -355,10 +341,10 @@ func TestBrokenDropsParkedAdmit(t *testing.T) {
 	_, err := op.Open(ctx, "r", 0)
 	require.NoError(t, err)
 	agent := dial(t, addr, agentToken)
-	nc := agent.nc
+	nc := agent.ConnForTest()
 	parked := make(chan error, 1)
 	go func() {
-		_, err := agent.Admit(ctx, "r", "k", 1, AdmitOptions{Gated: true, Wait: time.Minute})
+		_, err := agent.Admit(ctx, "r", "k", 1, client.AdmitOptions{Gated: true, Wait: time.Minute})
 		parked <- err
 	}()
 	// Wait until the admit is pending at the gate.
@@ -366,10 +352,10 @@ func TestBrokenDropsParkedAdmit(t *testing.T) {
 		st, err := op.Status(ctx, "r", "k")
 		return err == nil && st.Effect != nil
 	}, 5*time.Second, 5*time.Millisecond)
-	agent.broken(errors.New("test: broken"))
+	agent.BreakForTest(errors.New("test: broken"))
 	select {
 	case err := <-parked:
-		require.ErrorIs(t, err, ErrClosed)
+		require.ErrorIs(t, err, client.ErrClosed)
 	case <-time.After(2 * time.Second):
 		t.Fatal("the parked admit did not fail")
 	}
@@ -396,11 +382,11 @@ func TestAdmitWaitMs(t *testing.T) {
 		{time.Hour, proto.WaitMsMax},
 	} {
 		a, b := net.Pipe()
-		c := newClient(a)
+		c := client.NewForTest(a)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
-			c.Admit(ctx, "r", "k", 1, AdmitOptions{Wait: tc.wait})
+			c.Admit(ctx, "r", "k", 1, client.AdmitOptions{Wait: tc.wait})
 			close(done)
 		}()
 		line, err := bufio.NewReader(b).ReadBytes('\n')
@@ -431,7 +417,7 @@ func TestAdmitLongWaitAccepted(t *testing.T) {
 	}
 	done := make(chan answer, 1)
 	go func() {
-		res, err := agent.Admit(ctx, "r", "k", 1, AdmitOptions{Gated: true, Wait: 10 * time.Minute})
+		res, err := agent.Admit(ctx, "r", "k", 1, client.AdmitOptions{Gated: true, Wait: 10 * time.Minute})
 		done <- answer{res, err}
 	}()
 	require.Eventually(t, func() bool {
@@ -471,16 +457,14 @@ func TestAdmitWaitNoBusyLoop(t *testing.T) {
 func TestWriteTurnHonoursCtx(t *testing.T) {
 	a, b := net.Pipe() // nobody reads b: the first write blocks
 	defer b.Close()
-	c := newClient(a)
+	c := client.NewForTest(a)
 	first := make(chan error, 1)
 	go func() {
 		_, err := c.Status(context.Background(), "r", "")
 		first <- err
 	}()
 	require.Eventually(t, func() bool {
-		c.wmu.Lock()
-		defer c.wmu.Unlock()
-		return c.flushing
+		return c.Flushing()
 	}, 2*time.Second, time.Millisecond)
 	second := make(chan error, 1)
 	go func() {
@@ -492,12 +476,12 @@ func TestWriteTurnHonoursCtx(t *testing.T) {
 	select {
 	case err := <-second:
 		require.ErrorIs(t, err, context.DeadlineExceeded)
-		require.NotErrorIs(t, err, ErrClosed)
+		require.NotErrorIs(t, err, client.ErrClosed)
 	case <-time.After(2 * time.Second):
 		t.Fatal("the waiting call ignored its context")
 	}
 	c.Close()
-	require.ErrorIs(t, <-first, ErrClosed)
+	require.ErrorIs(t, <-first, client.ErrClosed)
 }
 
 // TestAdmitWaitShortSteps checks that AdmitWait with a step shorter than
@@ -533,7 +517,7 @@ func TestAdmitWaitShortSteps(t *testing.T) {
 	require.NoError(t, <-decided)
 }
 
-// TestSplitAddr: the address forms Dial and the bench take.
+// TestSplitAddr: the address forms client.Dial and the bench take.
 func TestSplitAddr(t *testing.T) {
 	for _, c := range []struct{ addr, network, address string }{
 		{"unix:/run/gate.sock", "unix", "/run/gate.sock"},
@@ -542,7 +526,7 @@ func TestSplitAddr(t *testing.T) {
 		{"gate.internal:7433", "tcp", "gate.internal:7433"},
 		{"[::1]:7433", "tcp", "[::1]:7433"},
 	} {
-		n, a := SplitAddr(c.addr)
+		n, a := client.SplitAddr(c.addr)
 		require.Equal(t, c.network, n, c.addr)
 		require.Equal(t, c.address, a, c.addr)
 	}

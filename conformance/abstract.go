@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/model"
@@ -103,28 +104,15 @@ func errCode(err error) string {
 	return "harness:" + err.Error()
 }
 
-// command turns a model operation into the core's command over the given run name.
+// command turns a model operation into the core's command over the given run name:
+// the model's action is the core's operation of the same name.
 func command(op model.Op, run core.RunID) core.Command {
-	c := core.Command{Run: run, Key: core.Key(op.Key), Epoch: uint64(max(op.Epoch, 0)), Gated: op.Gated}
-	switch op.Action {
-	case model.ActOpen:
-		c.Op = core.OpOpen
-	case model.ActAdmit:
-		c.Op = core.OpAdmit
-	case model.ActDecide:
-		c.Op = core.OpDecide
-		c.Decision, _ = core.ParseDecision(op.Decision)
-	case model.ActComplete:
-		c.Op = core.OpComplete
-		c.Outcome, _ = core.ParseOutcome(op.Outcome)
-	case model.ActCancel:
-		c.Op = core.OpCancel
-	case model.ActFence:
-		c.Op = core.OpFence
-	case model.ActTimeout:
-		c.Op = core.OpTimeout
-	default:
+	o, ok := core.ParseOp(strings.ToLower(op.Action))
+	if !ok || o == core.OpStatus {
 		panic(fmt.Sprintf("conformance: unknown action %q", op.Action))
 	}
+	c := core.Command{Op: o, Run: run, Key: core.Key(op.Key), Epoch: uint64(max(op.Epoch, 0)), Gated: op.Gated}
+	c.Decision, _ = core.ParseDecision(op.Decision)
+	c.Outcome, _ = core.ParseOutcome(op.Outcome)
 	return c
 }

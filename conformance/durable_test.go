@@ -13,8 +13,7 @@ import (
 	"github.com/leanovate/gopter/commands"
 	"github.com/leanovate/gopter/gen"
 
-	"github.com/soundgate/soundgate/impl/core"
-	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/impl/server/servertest"
 	"github.com/soundgate/soundgate/impl/wal"
 	"github.com/soundgate/soundgate/impl/wal/walfs"
 	"github.com/soundgate/soundgate/model"
@@ -53,25 +52,15 @@ func (d *durableImpl) start() error {
 	if err != nil {
 		return fmt.Errorf("open the log (life %d): %w", d.life, err)
 	}
-	g, last, err := server.Recover(l, core.DefaultLimits())
-	if err != nil {
-		l.Close()
-		return fmt.Errorf("recover (life %d): %w", d.life, err)
-	}
-	roles, _ := server.ParseRoles([]byte(wireRoles))
-	var sl server.Log = l
+	o := servertest.Options{Recover: l}
 	if d.ackEarly {
-		sl = earlyLog{l}
-	}
-	srv, err := server.New(server.Config{Roles: roles, Log: sl, Gate: g, LastLSN: last})
-	if err != nil {
-		return err
+		o.Node.Log = earlyLog{l}
 	}
 	d.life++
-	w, stop, err := serveWire(srv, filepath.Join(d.dir, fmt.Sprint(d.life)))
+	w, stop, err := serveWire(o)
 	if err != nil {
 		l.Close()
-		return err
+		return fmt.Errorf("start (life %d): %w", d.life, err)
 	}
 	d.WireImpl, d.log = w, l
 	d.stop = func() {

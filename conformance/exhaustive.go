@@ -2,18 +2,20 @@ package conformance
 
 import (
 	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/node"
 	"github.com/soundgate/soundgate/model"
 )
 
 // Exhaustive explores the model's reachable states for c breadth-first and, from every
-// state, applies every operation of model.OpsWide(c) to the model and to a core holding
-// the same state (restored from a snapshot), comparing answers and abstract states. It
+// state, applies every operation of model.OpsWide(c) to the model and to a node
+// holding the same state (restored from a snapshot), comparing answers and abstract
+// states. It
 // returns the counts and the first divergence, with the shortest trace that reaches it.
 func Exhaustive(c model.Config, limits core.Limits) (*Stats, *Divergence, error) {
 	if err := c.Validate(); err != nil {
 		return nil, nil, err
 	}
-	type node struct {
+	type entry struct {
 		s     model.State
 		snap  []byte // the core in the same state
 		trace []model.Op
@@ -22,11 +24,11 @@ func Exhaustive(c model.Config, limits core.Limits) (*Stats, *Divergence, error)
 	stats := NewStats()
 	name := func(r string) core.RunID { return core.RunID(r) }
 	init, _ := core.New(limits).MarshalBinary()
-	queue := []node{{s: model.Init(c), snap: init}}
+	cfg := node.Config{Limits: limits, Now: zeroClock}
+	queue := []entry{{s: model.Init(c), snap: init}}
 	var kb []byte
 	kb = stateKey(kb, model.Init(c))
 	seen := map[string]bool{string(kb): true}
-	g := core.New(limits)
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
@@ -36,14 +38,14 @@ func Exhaustive(c model.Config, limits core.Limits) (*Stats, *Divergence, error)
 			if err != nil {
 				return stats, nil, err
 			}
-			if err := g.UnmarshalBinary(n.snap); err != nil {
+			nd, err := node.Restore(cfg, n.snap)
+			if err != nil {
 				return stats, nil, err
 			}
-			rep := g.Step(command(op, name(op.Run)))
-			iAns := answerOf(op, rep)
+			iAns := apply(nd, op, name(op.Run))
 			trace := append(n.trace[:len(n.trace):len(n.trace)], op)
 			stats.count(op, mAns)
-			if d := compare(c, trace, mAns, mNext, iAns, Abstract(c, g, name)); d != nil {
+			if d := compare(c, trace, mAns, mNext, iAns, abstractNode(c, nd, name)); d != nil {
 				stats.Divergences++
 				return stats, d, nil
 			}
@@ -55,11 +57,12 @@ func Exhaustive(c model.Config, limits core.Limits) (*Stats, *Divergence, error)
 				continue
 			}
 			seen[string(kb)] = true
-			snap, err := g.MarshalBinary()
+			var snap []byte
+			nd.Inspect(func(g *core.Gate) { snap, err = g.MarshalBinary() })
 			if err != nil {
 				return stats, nil, err
 			}
-			queue = append(queue, node{s: mNext, snap: snap, trace: trace})
+			queue = append(queue, entry{s: mNext, snap: snap, trace: trace})
 		}
 	}
 	return stats, nil, nil

@@ -7,7 +7,7 @@ import (
 
 	"github.com/soundgate/soundgate/client"
 	"github.com/soundgate/soundgate/impl/core"
-	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/impl/node"
 	"github.com/soundgate/soundgate/model"
 )
 
@@ -18,28 +18,45 @@ type Impl interface {
 	Abstract(c model.Config) model.State
 }
 
-// CoreImpl drives impl/core in process.
-type CoreImpl struct{ G *core.Gate }
+// NodeImpl drives the core in process, through its one door (impl/node), with no
+// log and no network.
+type NodeImpl struct{ N *node.Node }
 
-// NewCoreImpl returns a CoreImpl over an empty core.
-func NewCoreImpl() *CoreImpl { return &CoreImpl{G: core.New(core.DefaultLimits())} }
+// NewNodeImpl returns a NodeImpl over an empty gate.
+func NewNodeImpl() *NodeImpl { return &NodeImpl{N: node.New(node.Config{Now: zeroClock})} }
+
+// zeroClock is the clock of the in-process modes: the model has no deadlines.
+func zeroClock() core.Time { return 0 }
 
 func identity(r string) core.RunID { return core.RunID(r) }
 
 // Do implements Impl.
-func (ci *CoreImpl) Do(op model.Op) model.Answer {
-	return answerOf(op, ci.G.Step(command(op, core.RunID(op.Run))))
+func (ni *NodeImpl) Do(op model.Op) model.Answer { return apply(ni.N, op, core.RunID(op.Run)) }
+
+// apply applies op to n over the given run name and returns the model's form of the answer.
+func apply(n *node.Node, op model.Op, run core.RunID) model.Answer {
+	a := n.Apply(node.Request{Cmd: command(op, run)})
+	rep := a.Reply
+	rep.Err = a.Err
+	return answerOf(op, rep)
 }
 
 // Abstract implements Impl.
-func (ci *CoreImpl) Abstract(c model.Config) model.State { return Abstract(c, ci.G, identity) }
+func (ni *NodeImpl) Abstract(c model.Config) model.State { return abstractNode(c, ni.N, identity) }
+
+// abstractNode is Abstract over the gate a node holds.
+func abstractNode(c model.Config, n *node.Node, runName func(string) core.RunID) model.State {
+	var s model.State
+	n.Inspect(func(g *core.Gate) { s = Abstract(c, g, runName) })
+	return s
+}
 
 // WireImpl drives a real server through the Go client, each operation on the
 // connection of the role that may send it. Timeout, which has no verb on the wire (it
-// is the gate's clock), goes through server.TimeoutRun: the server's own timeout path.
+// is the gate's clock), is applied to the server's node: the path its clock takes.
 // Runs may be prefixed, so that several traces can share one server.
 type WireImpl struct {
-	Srv                       *server.Server
+	Node                      *node.Node // the server's
 	Agent, Approver, Operator *client.Client
 	Prefix                    string
 }
@@ -77,9 +94,9 @@ func (w *WireImpl) Do(op model.Op) model.Answer {
 		r, err := w.Operator.Fence(ctx, run)
 		rep.Err, rep.Run = err, core.RunView{Status: core.RunActive, Epoch: r.Epoch}
 	case model.ActTimeout:
-		_, err := w.Srv.TimeoutRun(w.run(op.Run))
-		rep.Err = err
-		if err == nil {
+		a := w.Node.Apply(node.Request{Cmd: core.Command{Op: core.OpTimeout, Run: w.run(op.Run)}})
+		rep.Err = a.Err
+		if a.Err == nil {
 			st, err := w.Agent.Status(ctx, run, "")
 			rep.Err, rep.Run = err, core.RunView{Status: st.Status, Epoch: st.Epoch}
 		}
@@ -89,15 +106,5 @@ func (w *WireImpl) Do(op model.Op) model.Answer {
 	return answerOf(op, rep)
 }
 
-// Abstract implements Impl: the server's state, read through a snapshot.
-func (w *WireImpl) Abstract(c model.Config) model.State {
-	_, state, err := w.Srv.Snapshot()
-	if err != nil {
-		panic(err)
-	}
-	g := core.New(core.DefaultLimits())
-	if err := g.UnmarshalBinary(state); err != nil {
-		panic(err)
-	}
-	return Abstract(c, g, func(r string) core.RunID { return w.run(r) })
-}
+// Abstract implements Impl: the state of the server's node.
+func (w *WireImpl) Abstract(c model.Config) model.State { return abstractNode(c, w.Node, w.run) }

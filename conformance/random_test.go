@@ -1,19 +1,13 @@
 package conformance
 
 import (
-	"context"
-	"fmt"
-	"net"
-	"os"
-	"path/filepath"
-	"sync/atomic"
 	"testing"
 
 	"github.com/leanovate/gopter"
 	"github.com/leanovate/gopter/commands"
 
 	"github.com/soundgate/soundgate/client"
-	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
 // traceLenMax is the longest generated trace; the average is about half.
@@ -58,54 +52,35 @@ func TestRandomCore(t *testing.T) {
 	if *deep {
 		def = 2_000_000
 	}
-	runRandom(t, "random-core", def, func() Impl { return NewCoreImpl() })
+	runRandom(t, "random-core", def, func() Impl { return NewNodeImpl() })
 }
 
-// wireRoles are the credentials of the servers the wire mode starts.
-const wireRoles = `{"tokens":[
- {"token":"agent-token-0123456789","role":"agent","runs":["*"]},
- {"token":"approver-token-012345","role":"approver"},
- {"token":"operator-token-012345","role":"operator"}]}`
-
-// newWireImpl starts a real in-memory server on a Unix socket in dir and connects one
-// client per role. The returned function stops them.
-func newWireImpl(dir string) (*WireImpl, func(), error) {
-	roles, err := server.ParseRoles([]byte(wireRoles))
-	if err != nil {
-		return nil, nil, err
-	}
-	srv, err := server.New(server.Config{Roles: roles})
-	if err != nil {
-		return nil, nil, err
-	}
-	return serveWire(srv, dir)
+// newWireImpl starts a real in-memory gate on a Unix socket and connects one client
+// per role. The returned function stops them.
+func newWireImpl() (*WireImpl, func(), error) {
+	return serveWire(servertest.Options{})
 }
 
-// serveWire serves srv on a Unix socket in dir and connects one client per role of
-// wireRoles. The returned function closes the clients and shuts the server down.
-func serveWire(srv *server.Server, dir string) (*WireImpl, func(), error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, nil, err
-	}
-	sock := filepath.Join(dir, "gate.sock")
-	l, err := net.Listen("unix", sock)
+// serveWire starts a gate with o and connects one client per role of the roles
+// fixture. The returned function closes the clients and stops the gate.
+func serveWire(o servertest.Options) (*WireImpl, func(), error) {
+	g, err := servertest.New(o)
 	if err != nil {
 		return nil, nil, err
 	}
-	go srv.Serve(l)
-	w := &WireImpl{Srv: srv}
+	w := &WireImpl{Node: g.Node}
 	var clients []*client.Client
 	stop := func() {
 		for _, c := range clients {
 			c.Close()
 		}
-		srv.Shutdown(context.Background())
+		g.Close()
 	}
 	for _, p := range []struct {
 		token string
 		dst   **client.Client
-	}{{"agent-token-0123456789", &w.Agent}, {"approver-token-012345", &w.Approver}, {"operator-token-012345", &w.Operator}} {
-		c, err := client.Dial(context.Background(), sock, p.token)
+	}{{servertest.AgentToken, &w.Agent}, {servertest.ApproverToken, &w.Approver}, {servertest.OperatorToken, &w.Operator}} {
+		c, err := g.Connect(p.token)
 		if err != nil {
 			stop()
 			return nil, nil, err
@@ -119,8 +94,6 @@ func serveWire(srv *server.Server, dir string) (*WireImpl, func(), error) {
 // TestRandomWire: random traces through a real server over a Unix socket and the Go
 // client, a fresh server per trace.
 func TestRandomWire(t *testing.T) {
-	base := t.TempDir()
-	var traces atomic.Int64
 	var stops []func()
 	defer func() {
 		for _, stop := range stops {
@@ -136,7 +109,7 @@ func TestRandomWire(t *testing.T) {
 			stop()
 		}
 		stops = stops[:0]
-		w, stop, err := newWireImpl(filepath.Join(base, fmt.Sprint(traces.Add(1))))
+		w, stop, err := newWireImpl()
 		if err != nil {
 			panic(err)
 		}

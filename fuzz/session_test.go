@@ -15,14 +15,16 @@ import (
 	"time"
 
 	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/node"
 	"github.com/soundgate/soundgate/impl/proto"
 	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
 // FuzzSession: arbitrary bytes sent into the live, authenticated connections of an
 // in-process server, interleaved with a fixed valid script, never crash it or fail it
 // closed, and change nothing that the valid requests among them do not: the gate's
-// state afterwards (server.Snapshot) and every answer to the script are the same as
+// state afterwards (its node's) and every answer to the script are the same as
 // when only the valid requests are sent (the lines of the input that the protocol's
 // decoder accepts, in the same places). Garbage is answered with errors and is
 // otherwise inert.
@@ -85,17 +87,12 @@ func plainSession(t *testing.T) sessionResult {
 // scriptIDMark is in every id of the script's requests (and in no id of the input).
 const scriptIDMark = "~script~"
 
-// Tokens of the session's roles file.
+// The session's tokens: the roles fixture's.
 const (
-	fzAgent    = "fuzz-agent-token-00001"
-	fzApprover = "fuzz-approver-token-0001"
-	fzOperator = "fuzz-operator-token-0001"
+	fzAgent    = servertest.AgentToken
+	fzApprover = servertest.ApproverToken
+	fzOperator = servertest.OperatorToken
 )
-
-var fzRoles = `{"tokens": [
- {"name": "agent", "token": "` + fzAgent + `", "role": "agent", "runs": ["*"]},
- {"name": "approver", "token": "` + fzApprover + `", "role": "approver"},
- {"name": "operator", "token": "` + fzOperator + `", "role": "operator"}]}`
 
 // scriptStep is one valid request of the fixed script, on the connection of a role.
 type scriptStep struct {
@@ -188,11 +185,9 @@ const answerWaitMax = 5 * time.Second
 // before step i, and returns the script's answers and the final state.
 func runSession(t *testing.T, chunks [][]byte) sessionResult {
 	t.Helper()
-	roles, err := server.ParseRoles([]byte(fzRoles))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{Roles: roles, Now: func() core.Time { return 1_000_000 }})
+	n := node.New(node.Config{Now: func() core.Time { return 1_000_000 }})
+	defer n.Close()
+	srv, err := server.New(server.Config{Roles: servertest.Roles(), Node: n})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,10 +233,11 @@ func runSession(t *testing.T, chunks [][]byte) sessionResult {
 	}
 	// A final status on the same connection: every chunk before it has been handled.
 	last.ask(t, []byte(`{"jsonrpc":"2.0","id":"`+scriptIDMark+`end","method":"status","params":{"run":"fz-a"}}`+"\n"))
-	if err := srv.Failed(); err != nil {
+	if err := n.Failed(); err != nil {
 		t.Fatalf("the server failed closed: %v", err)
 	}
-	if _, res.state, err = srv.Snapshot(); err != nil {
+	n.Inspect(func(g *core.Gate) { res.state, err = g.MarshalBinary() })
+	if err != nil {
 		t.Fatal(err)
 	}
 	return res

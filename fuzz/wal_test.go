@@ -2,7 +2,6 @@ package fuzz
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,7 +13,7 @@ import (
 	"time"
 
 	"github.com/soundgate/soundgate/impl/core"
-	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/impl/node"
 	"github.com/soundgate/soundgate/impl/wal"
 	"github.com/soundgate/soundgate/impl/wal/walfs"
 )
@@ -22,7 +21,7 @@ import (
 // FuzzLogRecovery: a log written by real operations (core commands appended through
 // impl/wal and acknowledged with WaitDurable), then damaged by the fuzzer (bytes
 // flipped or overwritten, files truncated, extended or removed). Recovery (wal.Open,
-// then server.Recover) either refuses with a typed *wal.CorruptError, or rebuilds
+// then node.Recover) either refuses with a typed *wal.CorruptError, or rebuilds
 // exactly the gate after the first n acknowledged records for some n: a prefix,
 // never a re-admitted effect (the reference run admits each key once), and never a
 // record whose bytes were damaged (its checksum fails).
@@ -182,8 +181,15 @@ func buildTemplate(withSnapshot bool) (*walTemplate, error) {
 	if err := l.Replay(func(wal.LSN, []byte) error { return nil }, func(wal.LSN, []byte) error { return nil }); err != nil {
 		return nil, err
 	}
-	g := core.New(core.DefaultLimits())
-	empty, _ := g.MarshalBinary()
+	n := node.New(node.Config{Log: l, Now: func() core.Time { return 1 }})
+	defer n.Close()
+	state := func() ([]byte, error) {
+		var b []byte
+		var err error
+		n.Inspect(func(g *core.Gate) { b, err = g.MarshalBinary() })
+		return b, err
+	}
+	empty, _ := state()
 	tpl := &walTemplate{files: map[string][]byte{}, recs: map[string][]recPos{}, states: [][]byte{empty}}
 	admitted := map[string]bool{}
 	rng := rand.New(rand.NewPCG(7, 7))
@@ -211,10 +217,12 @@ func buildTemplate(withSnapshot bool) (*walTemplate, error) {
 		default:
 			c.Op = core.OpFence
 		}
-		rep := g.Step(c)
-		if rep.Err != nil || !rep.Persist {
-			continue
+		before := n.LastLSN()
+		a := n.Apply(node.Request{Cmd: c})
+		if a.Err != nil || a.After == before {
+			continue // refused, or nothing changed: no record
 		}
+		rep := a.Reply
 		if c.Op == core.OpAdmit && rep.Admit.Answer == core.AnswerAdmit {
 			id := string(r) + "/" + string(k)
 			if admitted[id] {
@@ -225,14 +233,11 @@ func buildTemplate(withSnapshot bool) (*walTemplate, error) {
 		if c.Op == core.OpFence {
 			epochs[r] = rep.Run.Epoch
 		}
-		lsn, err := l.Append(core.AppendCommand(nil, c))
-		if err != nil {
+		lsn := a.After
+		if err := n.Durable(lsn); err != nil {
 			return nil, err
 		}
-		if err := l.WaitDurable(context.Background(), lsn); err != nil {
-			return nil, err
-		}
-		st, err := g.MarshalBinary()
+		st, err := state()
 		if err != nil {
 			return nil, err
 		}
@@ -318,7 +323,7 @@ func checkRecovery(t *testing.T, tpl *walTemplate, files *fileSet) (refused bool
 		return true, 0
 	}
 	defer l.Close()
-	g, last, err := server.Recover(l, core.DefaultLimits())
+	n, err := node.Recover(l, node.Config{})
 	if err != nil {
 		var ce *wal.CorruptError
 		if errors.As(err, &ce) {
@@ -326,10 +331,13 @@ func checkRecovery(t *testing.T, tpl *walTemplate, files *fileSet) (refused bool
 		}
 		t.Fatalf("recovery failed without a corruption error (a damaged record was accepted?): %v", err)
 	}
+	defer n.Close()
+	last = n.LastLSN()
 	if int(last) >= len(tpl.states) {
 		t.Fatalf("recovered up to LSN %d, but only %d records were ever written", last, len(tpl.states)-1)
 	}
-	got, err := g.MarshalBinary()
+	var got []byte
+	n.Inspect(func(g *core.Gate) { got, err = g.MarshalBinary() })
 	if err != nil {
 		t.Fatal(err)
 	}

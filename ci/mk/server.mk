@@ -5,4 +5,4 @@ TEST_TARGETS += test-server-goroutines
 
 .PHONY: test-server-goroutines
 test-server-goroutines:
-	$(GO) test -race -count=1 ./impl/server/ -args -io=goroutines
+	SOUNDGATE_TEST_IO=goroutines $(GO) test -race -count=1 ./impl/server/

@@ -15,35 +15,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/node"
 	"github.com/soundgate/soundgate/impl/proto"
-	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/impl/server/servertest"
 	"github.com/soundgate/soundgate/impl/wal"
 )
 
 const (
-	benchAgent    = "bench-agent-token-0123456789"
-	benchOperator = "bench-operator-token-0123456789"
-	benchApprover = "bench-approver-token-0123456789"
+	benchAgent    = servertest.AgentToken
+	benchOperator = servertest.OperatorToken
+	benchApprover = servertest.ApproverToken
 )
 
 // benchGate starts a durable gate in the test process on a Unix socket.
 func benchGate(t *testing.T) string {
-	roles, err := server.ParseRoles([]byte(`{"tokens":[
- {"name":"bench","token":"` + benchAgent + `","role":"agent","runs":["*"]},
- {"name":"ops","token":"` + benchOperator + `","role":"operator"},
- {"name":"approver","token":"` + benchApprover + `","role":"approver"}]}`))
+	l, err := wal.Open(filepath.Join(t.TempDir(), "data"), wal.Options{})
 	require.NoError(t, err)
-	dir := t.TempDir()
-	l, err := wal.Open(filepath.Join(dir, "data"), wal.Options{})
-	require.NoError(t, err)
-	srv, err := server.New(server.Config{Roles: roles, Log: l})
-	require.NoError(t, err)
-	sock := filepath.Join(dir, "gate.sock")
-	ln, err := net.Listen("unix", sock)
-	require.NoError(t, err)
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Shutdown(context.Background()); l.Close() })
-	return sock
+	t.Cleanup(func() { l.Close() })
+	return servertest.Start(t, servertest.Options{Node: node.Config{Log: l}}).Unix
 }
 
 // captureStdout runs f with os.Stdout redirected and returns what it printed.

@@ -43,7 +43,7 @@ func rawLoop(ds []*rawDriver, stop time.Time) (map[string][]time.Duration, error
 			return nil, fmt.Errorf("connection %d: %w", d.id, err)
 		}
 		d.fd = fd
-		d.src = &netfd.Source{FD: fd}
+		d.src = &netfd.Source{FD: fd, Empty: proto.ErrWouldBlock}
 		d.rd = proto.NewReader(d.src)
 		d.lat = map[string][]time.Duration{}
 		byFD[int32(fd)] = d

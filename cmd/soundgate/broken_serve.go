@@ -11,9 +11,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"net"
+	"log/slog"
 	"os"
 	"os/signal"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/node"
 	"github.com/soundgate/soundgate/impl/server"
 	"github.com/soundgate/soundgate/impl/wal"
 )
@@ -33,7 +35,7 @@ func init() {
 		usage: "soundgate serve-unsafe --roles FILE --data DIR [--listen ADDR] [--unix PATH]", run: serveUnsafeMain})
 }
 
-// earlyAckLog is a server.Log whose WaitDurable lies: records wait in memory and
+// earlyAckLog is a node.Log whose WaitDurable lies: records wait in memory and
 // reach the real log only on the next flush.
 type earlyAckLog struct {
 	real    *wal.Log
@@ -61,6 +63,10 @@ func (l *earlyAckLog) flushLoop() {
 		var last wal.LSN
 		for _, rec := range batch {
 			lsn, err := l.real.Append(rec)
+			if errors.Is(err, wal.ErrClosed) {
+				l.mu.Unlock()
+				return // the gate shut down
+			}
 			if err != nil {
 				l.mu.Unlock()
 				fmt.Fprintln(os.Stderr, "serve-unsafe: append:", err)
@@ -77,54 +83,30 @@ func (l *earlyAckLog) flushLoop() {
 
 func serveUnsafeMain(args []string) int {
 	fs := flag.NewFlagSet("serve-unsafe", flag.ContinueOnError)
-	listen := fs.String("listen", "", "TCP address")
-	unix := fs.String("unix", "", "Unix socket path")
-	roles := fs.String("roles", "", "roles file")
-	data := fs.String("data", "", "log directory")
+	o := gateOptions{core: core.DefaultLimits(), server: server.DefaultLimits(), waitersMax: node.WaitersMaxDefault,
+		version: version + "-unsafe", logger: slog.New(slog.DiscardHandler)}
+	fs.StringVar(&o.listen, "listen", "", "TCP address")
+	fs.StringVar(&o.unix, "unix", "", "Unix socket path")
+	fs.StringVar(&o.roles, "roles", "", "roles file")
+	fs.StringVar(&o.data, "data", "", "log directory")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if *roles == "" || *data == "" || (*listen == "" && *unix == "") {
+	if o.roles == "" || o.data == "" || (o.listen == "" && o.unix == "") {
 		return fail(exitUsage, "serve-unsafe needs --roles, --data and --listen or --unix")
 	}
-	rs, err := server.LoadRoles(*roles)
-	if err != nil {
-		return fail(exitUsage, "%v", err)
-	}
-	wlog, err := wal.Open(*data, wal.Options{})
-	if err != nil {
-		return fail(exitFailure, "open the log: %v", err)
-	}
-	cl := core.DefaultLimits()
-	gate, last, err := server.Recover(wlog, cl)
-	if err != nil {
-		return fail(exitFailure, "recover: %v", err)
-	}
-	ul := &earlyAckLog{real: wlog, next: last}
-	go ul.flushLoop()
-	srv, err := server.New(server.Config{Roles: rs, Core: cl, Log: ul, Gate: gate, Version: version + "-unsafe"})
-	if err != nil {
-		return fail(exitFailure, "%v", err)
-	}
-	fmt.Fprintln(os.Stderr, "serve-unsafe: WARNING: this gate acknowledges before its log is written (negative control)")
-	for _, a := range []struct{ network, addr string }{{"tcp", *listen}, {"unix", *unix}} {
-		if a.addr == "" {
-			continue
-		}
-		if a.network == "unix" {
-			os.Remove(a.addr)
-		}
-		l, err := net.Listen(a.network, a.addr)
-		if err != nil {
-			return fail(exitFailure, "listen on %s: %v", a.addr, err)
-		}
-		go srv.Serve(l)
+	o.wrapLog = func(real *wal.Log) node.Log {
+		ul := &earlyAckLog{real: real, next: real.Last()}
+		go ul.flushLoop()
+		return ul
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	<-sig
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	srv.Shutdown(ctx)
+	g, code := startGate(o)
+	if g == nil {
+		return code
+	}
+	fmt.Fprintln(os.Stderr, "serve-unsafe: WARNING: this gate acknowledges before its log is written (negative control)")
+	g.serveUntil(sig)
 	return exitOK
 }

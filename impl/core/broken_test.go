@@ -34,3 +34,12 @@ func TestScenariosCatchBrokenCores(t *testing.T) {
 		})
 	}
 }
+
+// TestInvariantTierCatchesBrokenP3: with the invariants tag, the core that admits a
+// completed effect again (broken_p3) panics at the second admit, whatever test drives
+// it: the assertion tier is a check of its own, not only the scenarios'.
+func TestInvariantTierCatchesBrokenP3(t *testing.T) {
+	out, err := exec.Command("go", "test", "-count=1", "-tags", "broken_p3,invariants", "-run", "^TestScenarios$", ".").CombinedOutput()
+	require.Error(t, err, "the broken_p3 core passed with the invariant tier:\n%s", out)
+	require.Contains(t, string(out), "admitted twice (P3)", "the invariant tier did not name the violation:\n%s", out)
+}

@@ -43,6 +43,7 @@ type Gate struct {
 	limits    Limits
 	runs      map[RunID]*Run
 	deadlines deadlineHeap // active runs with a deadline, earliest first (lazily cleaned)
+	history   admitted     // the invariant tier's record of admits (nil without it)
 }
 
 // New returns an empty gate with the given limits.
@@ -114,10 +115,10 @@ type OpenResult struct {
 	Created bool // false: the run existed (open is idempotent) and nothing changed
 }
 
-// Open creates run r, active at epoch 1, with an optional deadline (0: none).
+// open creates run r, active at epoch 1, with an optional deadline (0: none).
 //
 //spec:action Open
-func (g *Gate) Open(r RunID, deadline Time) (OpenResult, error) {
+func (g *Gate) open(r RunID, deadline Time) (OpenResult, error) {
 	if err := g.checkRun(r); err != nil {
 		return OpenResult{}, err
 	}
@@ -148,30 +149,31 @@ type AdmitResult struct {
 	Epoch   uint64  // the run's epoch after the action
 	// Changed reports that the state changed (the shell must persist before replying).
 	Changed bool
-	// TimedOut reports that this request found the run's deadline passed and timed it out.
-	TimedOut bool
 }
 
-// Admit asks to perform effect k of run r now, at epoch e; gated asks for k's own
-// approval first. The order of the checks is the contract's (docs/contract.md).
-//
-//spec:action Admit
-func (g *Gate) Admit(r RunID, k Key, e uint64, gated bool, now Time) (AdmitResult, error) {
+// admitTarget checks the arguments of an admit and finds its run. Its errors come
+// before the contract's step 2 (the deadline), so a refused admit changes nothing.
+func (g *Gate) admitTarget(r RunID, k Key, e uint64) (*Run, error) {
 	if err := g.checkKey(r, k); err != nil {
-		return AdmitResult{}, err
+		return nil, err
 	}
 	if e < 1 {
-		return AdmitResult{}, ErrInvalid
+		return nil, ErrInvalid
 	}
 	run, ok := g.runs[r]
 	if !ok {
-		return AdmitResult{}, ErrUnknownRun
+		return nil, ErrUnknownRun
 	}
+	return run, nil
+}
+
+// admit asks to perform effect k of run now, at epoch e; gated asks for k's own
+// approval first. These are the contract's steps 3-10, in its order
+// (docs/contract.md); step 2, the deadline, is the Timeout that Step takes first.
+//
+//spec:action Admit
+func (g *Gate) admit(run *Run, k Key, e uint64, gated bool) (AdmitResult, error) {
 	var res AdmitResult
-	if run.Status == RunActive && run.Deadline > 0 && now >= run.Deadline {
-		g.timeout(run)
-		res.Changed, res.TimedOut = true, true
-	}
 	switch {
 	case run.Status == RunCancelled:
 		return res.deny(ReasonCancelled, run), nil
@@ -242,12 +244,12 @@ type DecideResult struct {
 	Rejected []Key
 }
 
-// Decide takes an approver's decision on k's pending approval. Reject covers the plan
+// decide takes an approver's decision on k's pending approval. Reject covers the plan
 // the run was paused over: every held effect of r that is not an approved gated effect
 // becomes rejected. When no approval of r remains pending, its held effects are released.
 //
 //spec:action Decide
-func (g *Gate) Decide(r RunID, k Key, d Decision) (DecideResult, error) {
+func (g *Gate) decide(r RunID, k Key, d Decision) (DecideResult, error) {
 	if err := g.checkKey(r, k); err != nil {
 		return DecideResult{}, err
 	}
@@ -303,11 +305,11 @@ type CompleteResult struct {
 	Repeat bool // the same outcome was already recorded; nothing changed
 }
 
-// Complete records the outcome of an admitted effect, so that a replay of k gets it
+// complete records the outcome of an admitted effect, so that a replay of k gets it
 // back with its duplicate answer. It is allowed on a final run: the effect happened.
 //
 //spec:action Complete
-func (g *Gate) Complete(r RunID, k Key, o Outcome, result string) (CompleteResult, error) {
+func (g *Gate) complete(r RunID, k Key, o Outcome, result string) (CompleteResult, error) {
 	if err := g.checkKey(r, k); err != nil {
 		return CompleteResult{}, err
 	}
@@ -342,12 +344,12 @@ type CancelResult struct {
 	Changed bool // false: the run was already final
 }
 
-// Cancel makes r cancelled: its epoch moves on, its held and released effects drop
+// cancel makes r cancelled: its epoch moves on, its held and released effects drop
 // back to absent and its approvals close. A cancel of an unknown run leaves a
 // tombstone (cancelled, epoch 2) so that late work is fenced.
 //
 //spec:action Cancel
-func (g *Gate) Cancel(r RunID) (CancelResult, error) {
+func (g *Gate) cancel(r RunID) (CancelResult, error) {
 	if err := g.checkRun(r); err != nil {
 		return CancelResult{}, err
 	}
@@ -369,12 +371,12 @@ func (g *Gate) Cancel(r RunID) (CancelResult, error) {
 	return CancelResult{Run: run.view(), Changed: true}, nil
 }
 
-// Fence moves r to a new epoch without cancelling it, for a retry after a timeout or
+// fence moves r to a new epoch without cancelling it, for a retry after a timeout or
 // a worker crash: held and released effects drop back to absent and their approvals
 // close, so the new attempt must ask (and, if gated, be approved) again.
 //
 //spec:action Fence
-func (g *Gate) Fence(r RunID) (RunView, error) {
+func (g *Gate) fence(r RunID) (RunView, error) {
 	if err := g.checkRun(r); err != nil {
 		return RunView{}, err
 	}
@@ -399,12 +401,9 @@ func (run *Run) nextEpoch() {
 	clear(run.pending)
 }
 
-// Timeout times out active run r, as Cancel does with status timed_out. The shell
-// calls it (through Expire) once r's deadline has passed on its clock; Admit also does
-// when it finds the deadline passed. It reports whether r changed.
-//
-//spec:action Timeout
-func (g *Gate) Timeout(r RunID) (bool, error) {
+// timeout times out run r if it is active, as the shell asks once r's deadline has
+// passed on its clock. It reports whether r changed.
+func (g *Gate) timeout(r RunID) (bool, error) {
 	if err := g.checkRun(r); err != nil {
 		return false, err
 	}
@@ -415,17 +414,26 @@ func (g *Gate) Timeout(r RunID) (bool, error) {
 	if run.Status != RunActive {
 		return false, nil
 	}
-	g.timeout(run)
+	run.timeOut()
 	return true, nil
 }
 
-func (g *Gate) timeout(run *Run) {
+// due reports whether run is active and its deadline has passed at now: the
+// contract's step 2 of Admit, which then times the run out first.
+func (run *Run) due(now Time) bool {
+	return run.Status == RunActive && run.Deadline > 0 && now >= run.Deadline
+}
+
+// timeOut makes an active run timed out, as Cancel makes it cancelled.
+//
+//spec:action Timeout
+func (run *Run) timeOut() {
 	run.Status = RunTimedOut
 	run.nextEpoch()
 }
 
 // NextDeadline returns the active run with the earliest deadline, if any, so that the
-// shell knows when to time it out (with Timeout, or Expire).
+// shell knows when to time it out (a Command with OpTimeout).
 func (g *Gate) NextDeadline() (Time, RunID, bool) {
 	for g.deadlines.Len() > 0 {
 		top := g.deadlines[0]
@@ -435,20 +443,6 @@ func (g *Gate) NextDeadline() (Time, RunID, bool) {
 		heap.Pop(&g.deadlines) // stale: the run is final
 	}
 	return 0, "", false
-}
-
-// Expire times out every active run whose deadline is at or before now and returns
-// their ids in the order it timed them out (earliest deadline first).
-func (g *Gate) Expire(now Time) []RunID {
-	var out []RunID
-	for {
-		at, r, ok := g.NextDeadline()
-		if !ok || at > now {
-			return out
-		}
-		g.timeout(g.runs[r])
-		out = append(out, r)
-	}
 }
 
 // EffectView is a read-only copy of one effect's state.

@@ -20,6 +20,9 @@ var opNames = [...]string{"", "open", "admit", "decide", "complete", "cancel", "
 // String returns the wire name of the operation ("admit", ...).
 func (o Op) String() string { return enumName(opNames[:], int(o)) }
 
+// ParseOp maps an operation's name to its Op.
+func ParseOp(s string) (Op, bool) { return parseEnum[Op](opNames[:], s) }
+
 // Command is one request to the core with every argument it needs, time included, so
 // that applying the same commands in the same order always gives the same state. The
 // write-ahead log stores Commands; replaying them rebuilds the gate.
@@ -42,14 +45,16 @@ type Reply struct {
 	Err error
 
 	// Persist reports that the command changed the state. The shell must append the
-	// Command to its log and wait until it is durable BEFORE sending this reply, and
-	// before answering any later request that read the state this command wrote
-	// (durability D1: no answer rests on a decision that a crash could undo).
+	// Command to its log BEFORE the next command is applied (the log's order is the
+	// order of application, so replay rebuilds this state), and must not send this
+	// reply, nor any later answer that read the state this command wrote, until the
+	// record is durable (durability D1: no answer rests on a decision that a crash
+	// could undo).
 	Persist bool
 
-	// Wake reports that parked admits of Command.Run may now get another answer
-	// (a decision, cancel, fence or timeout of the run); the shell re-asks them AFTER
-	// this command is durable.
+	// Wake reports that parked admits of Command.Run may now get another answer (a
+	// decision, cancel, fence or timeout of the run): the shell asks them again. Their
+	// answers, like every answer, leave only once what they read is durable.
 	Wake bool
 
 	Admit    AdmitResult    // OpAdmit
@@ -60,36 +65,34 @@ type Reply struct {
 	Effect   EffectView     // OpStatus with a key
 }
 
-// Step applies one command. It is the single entry point of the shell (server, log
-// replay); the typed methods (Admit, Decide, ...) are the same actions for callers
-// that hold a Gate directly.
+// Step applies one command: it is the core's only entry point that changes state.
+// A shell calls it from one place (impl/node), and the log's replay with the same
+// commands rebuilds the same state.
 func (g *Gate) Step(c Command) Reply {
 	var rep Reply
 	switch c.Op {
 	case OpOpen:
-		rep.Open, rep.Err = g.Open(c.Run, c.Deadline)
+		rep.Open, rep.Err = g.open(c.Run, c.Deadline)
 		rep.Persist = rep.Open.Created
 	case OpAdmit:
-		rep.Admit, rep.Err = g.Admit(c.Run, c.Key, c.Epoch, c.Gated, c.Now)
-		rep.Persist = rep.Admit.Changed
-		rep.Wake = rep.Admit.TimedOut
+		rep = g.stepAdmit(c)
 	case OpDecide:
-		rep.Decide, rep.Err = g.Decide(c.Run, c.Key, c.Decision)
+		rep.Decide, rep.Err = g.decide(c.Run, c.Key, c.Decision)
 		rep.Persist = rep.Err == nil && !rep.Decide.Repeat
 		rep.Wake = rep.Persist
 	case OpComplete:
-		rep.Complete, rep.Err = g.Complete(c.Run, c.Key, c.Outcome, c.Result)
+		rep.Complete, rep.Err = g.complete(c.Run, c.Key, c.Outcome, c.Result)
 		rep.Persist = rep.Err == nil && !rep.Complete.Repeat
 	case OpCancel:
 		var res CancelResult
-		res, rep.Err = g.Cancel(c.Run)
+		res, rep.Err = g.cancel(c.Run)
 		rep.Run, rep.Persist, rep.Wake = res.Run, res.Changed, res.Changed
 	case OpFence:
-		rep.Run, rep.Err = g.Fence(c.Run)
+		rep.Run, rep.Err = g.fence(c.Run)
 		rep.Persist, rep.Wake = rep.Err == nil, rep.Err == nil
 	case OpTimeout:
 		var changed bool
-		changed, rep.Err = g.Timeout(c.Run)
+		changed, rep.Err = g.timeout(c.Run)
 		rep.Persist, rep.Wake = changed, changed
 		if rep.Err == nil {
 			rep.Run, _, _ = g.Status(c.Run, "")
@@ -102,5 +105,31 @@ func (g *Gate) Step(c Command) Reply {
 	if rep.Err != nil {
 		rep.Persist, rep.Wake = false, false
 	}
+	if checkInvariants {
+		g.assertInvariants(c, rep)
+	}
+	return rep
+}
+
+// stepAdmit is the contract's Admit in full: its step 2, a deadline that has passed
+// at c.Now, is the spec's Timeout of the run, taken first; the admit proper then
+// answers on the timed-out run (denied, timed_out). The log records the Admit alone,
+// and its replay at the same c.Now takes the same Timeout.
+func (g *Gate) stepAdmit(c Command) Reply {
+	run, err := g.admitTarget(c.Run, c.Key, c.Epoch)
+	if err != nil {
+		return Reply{Err: err}
+	}
+	var rep Reply
+	if run.due(c.Now) {
+		run.timeOut()
+		rep.Persist, rep.Wake = true, true
+	}
+	rep.Admit, rep.Err = g.admit(run, c.Key, c.Epoch, c.Gated)
+	if rep.Err != nil && rep.Persist {
+		// A timed-out run answers denied; an error here would drop a state change.
+		panic("soundgate/core: an admit refused after its run timed out")
+	}
+	rep.Persist = rep.Persist || rep.Admit.Changed
 	return rep
 }

@@ -44,8 +44,6 @@ func (a *ClientAdmitter) Epoch(ctx context.Context, r core.RunID) (uint64, error
 }
 
 // Admit implements Admitter.
-//
-//spec:action Admit
 func (a *ClientAdmitter) Admit(ctx context.Context, r core.RunID, k core.Key) (Verdict, error) {
 	e, err := a.Epoch(ctx, r)
 	if err != nil {
@@ -66,8 +64,6 @@ func (a *ClientAdmitter) Admit(ctx context.Context, r core.RunID, k core.Key) (V
 }
 
 // Complete implements Admitter.
-//
-//spec:action Complete
 func (a *ClientAdmitter) Complete(ctx context.Context, r core.RunID, k core.Key, o core.Outcome, result string) error {
 	_, err := a.C.Complete(ctx, string(r), string(k), o, result)
 	return err

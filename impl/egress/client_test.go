@@ -3,10 +3,7 @@ package egress_test
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,44 +11,13 @@ import (
 	"github.com/soundgate/soundgate/client"
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/egress"
-	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
-const testRoles = `{"tokens":[
- {"name":"agent","token":"agent-token-0123456789","role":"agent","runs":["*"]},
- {"name":"alice","token":"approver-token-012345","role":"approver"},
- {"name":"ops","token":"operator-token-012345","role":"operator"}]}`
-
-// startGate runs an in-memory gate server on a Unix socket and returns its address.
+// startGate runs an in-memory gate on a Unix socket and returns its address.
 func startGate(t *testing.T) string {
 	t.Helper()
-	roles, err := server.ParseRoles([]byte(testRoles))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{Roles: roles, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "sg-egress")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := filepath.Join(dir, "gate.sock")
-	l, err := net.Listen("unix", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-served
-		os.RemoveAll(dir)
-	})
-	return addr
+	return servertest.Start(t, servertest.Options{}).Unix
 }
 
 func dial(t *testing.T, addr, token string) *client.Client {
@@ -70,7 +36,7 @@ func dial(t *testing.T, addr, token string) *client.Client {
 func TestClientAdmitterAgainstServer(t *testing.T) {
 	ctx := context.Background()
 	addr := startGate(t)
-	ops, alice, agent := dial(t, addr, "operator-token-012345"), dial(t, addr, "approver-token-012345"), dial(t, addr, "agent-token-0123456789")
+	ops, alice, agent := dial(t, addr, servertest.OperatorToken), dial(t, addr, servertest.ApproverToken), dial(t, addr, servertest.AgentToken)
 	if _, err := ops.Open(ctx, "r1", 0); err != nil {
 		t.Fatal(err)
 	}

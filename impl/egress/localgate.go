@@ -2,131 +2,99 @@ package egress
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/node"
 )
 
 // localAdmitWait is how long LocalGate.Admit waits for a held effect to change
 // before answering held (the proxy then asks again).
 const localAdmitWait = 250 * time.Millisecond
 
-// LocalGate is an Admitter over an in-process admission core (impl/core), with no
-// log and no network: the gate of tests, of the escape matrix and of demos. It asks
-// at the run's current epoch, and waits up to localAdmitWait for a held effect.
+// LocalGate is an Admitter over a node with no log (impl/node), in process, with no
+// network: the gate of tests, of the escape matrix and of demos. It asks at the run's
+// current epoch, and a held effect waits at the node up to localAdmitWait.
 type LocalGate struct {
-	mu      sync.Mutex
-	g       *core.Gate
-	changed chan struct{} // closed (and replaced) on every change of state
+	n *node.Node
 }
 
 // NewLocalGate returns a LocalGate with the core's default limits.
 func NewLocalGate() *LocalGate {
-	return &LocalGate{g: core.New(core.DefaultLimits()), changed: make(chan struct{})}
+	return &LocalGate{n: node.New(node.Config{})}
 }
 
-func now() core.Time { return core.Time(time.Now().UnixMilli()) }
-
-func (l *LocalGate) notify() {
-	close(l.changed)
-	l.changed = make(chan struct{})
+// apply applies one command and returns the core's reply, or the refusal.
+func (l *LocalGate) apply(c core.Command) (core.Reply, error) {
+	a := l.n.Apply(node.Request{Cmd: c})
+	return a.Reply, a.Err
 }
 
 // Open opens run r (no deadline).
-//
-//spec:action Open
 func (l *LocalGate) Open(r core.RunID) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, err := l.g.Open(r, 0)
-	l.notify()
+	_, err := l.apply(core.Command{Op: core.OpOpen, Run: r})
 	return err
+}
+
+// epoch returns the current epoch of run r.
+func (l *LocalGate) epoch(r core.RunID) (uint64, error) {
+	rep, err := l.apply(core.Command{Op: core.OpStatus, Run: r})
+	return rep.Run.Epoch, err
 }
 
 // Pause asks for a gated effect k of run r, so that the run has a pending approval
 // and every other effect of r is held until Decide.
 func (l *LocalGate) Pause(r core.RunID, k core.Key) (core.Answer, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	v, _, err := l.g.Status(r, "")
+	e, err := l.epoch(r)
 	if err != nil {
 		return 0, err
 	}
-	res, err := l.g.Admit(r, k, v.Epoch, true, now())
-	l.notify()
-	return res.Answer, err
+	rep, err := l.apply(core.Command{Op: core.OpAdmit, Run: r, Key: k, Epoch: e, Gated: true})
+	return rep.Admit.Answer, err
 }
 
 // Decide takes an approver's decision on k.
-//
-//spec:action Decide
 func (l *LocalGate) Decide(r core.RunID, k core.Key, d core.Decision) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, err := l.g.Decide(r, k, d)
-	l.notify()
+	_, err := l.apply(core.Command{Op: core.OpDecide, Run: r, Key: k, Decision: d})
 	return err
 }
 
 // Cancel cancels run r.
-//
-//spec:action Cancel
 func (l *LocalGate) Cancel(r core.RunID) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, err := l.g.Cancel(r)
-	l.notify()
+	_, err := l.apply(core.Command{Op: core.OpCancel, Run: r})
 	return err
 }
 
 // Effect returns the status of effect k of run r.
 func (l *LocalGate) Effect(r core.RunID, k core.Key) (core.EffectView, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, e, err := l.g.Status(r, k)
-	return e, err
+	rep, err := l.apply(core.Command{Op: core.OpStatus, Run: r, Key: k})
+	return rep.Effect, err
 }
 
-// Admit implements Admitter.
-//
-//spec:action Admit
+// Admit implements Admitter: a held effect waits at the node for its run to change,
+// up to localAdmitWait, and is then answered as it stands.
 func (l *LocalGate) Admit(ctx context.Context, r core.RunID, k core.Key) (Verdict, error) {
-	timer := time.NewTimer(localAdmitWait)
-	defer timer.Stop()
-	for {
-		l.mu.Lock()
-		v, _, err := l.g.Status(r, "")
-		if err != nil {
-			l.mu.Unlock()
-			return Verdict{}, err
-		}
-		res, err := l.g.Admit(r, k, v.Epoch, false, now())
-		if res.Changed {
-			l.notify()
-		}
-		changed := l.changed
-		l.mu.Unlock()
-		if err != nil || res.Answer != core.AnswerHeld {
-			return Verdict{Answer: res.Answer, Reason: res.Reason}, err
-		}
+	e, err := l.epoch(r)
+	if err != nil {
+		return Verdict{}, err
+	}
+	party := l.n.Join()
+	defer l.n.Leave(party)
+	done := make(chan node.Answer, 1)
+	a := l.n.Apply(node.Request{Cmd: core.Command{Op: core.OpAdmit, Run: r, Key: k, Epoch: e},
+		Wait: localAdmitWait, Party: party, Done: func(a node.Answer) { done <- a }})
+	if a.Parked {
 		select {
-		case <-changed:
-		case <-timer.C:
-			return Verdict{Answer: core.AnswerHeld}, nil
+		case a = <-done:
 		case <-ctx.Done():
 			return Verdict{}, ctx.Err()
 		}
 	}
+	return Verdict{Answer: a.Reply.Admit.Answer, Reason: a.Reply.Admit.Reason}, a.Err
 }
 
 // Complete implements Admitter.
-//
-//spec:action Complete
 func (l *LocalGate) Complete(_ context.Context, r core.RunID, k core.Key, o core.Outcome, result string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, err := l.g.Complete(r, k, o, result)
-	l.notify()
+	_, err := l.apply(core.Command{Op: core.OpComplete, Run: r, Key: k, Outcome: o, Result: result})
 	return err
 }

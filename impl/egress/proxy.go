@@ -237,8 +237,6 @@ func (p *Proxy) runKey(r *http.Request, target string, body []byte) (core.RunID,
 
 // admit asks the gate until the answer is not held (or the wait runs out) and
 // reports whether the request may be forwarded; if not, it has answered the agent.
-//
-//spec:action Admit
 func (p *Proxy) admit(w http.ResponseWriter, r *http.Request, ev *Event) bool {
 	wait := p.HeldWaitMax
 	if wait <= 0 {
@@ -289,8 +287,6 @@ func (p *Proxy) admit(w http.ResponseWriter, r *http.Request, ev *Event) bool {
 
 // complete reports the outcome of an admitted effect. It is not bound to the
 // agent's request: the effect happened whether or not the agent is still there.
-//
-//spec:action Complete
 func (p *Proxy) complete(ev *Event, o core.Outcome, result string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

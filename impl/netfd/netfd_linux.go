@@ -1,8 +1,8 @@
 //go:build linux
 
 // Package netfd gives an event loop the raw socket of a net.Conn and a reader that
-// reads it once per readiness. The gate's event loop (impl/server) and the bench's
-// (cmd/soundgate) use it: both own their sockets with epoll, outside Go's poller.
+// reads it once per readiness: an event loop that owns its sockets with epoll,
+// outside Go's poller, uses it (the gate's, impl/server; the bench's).
 package netfd
 
 import (
@@ -10,8 +10,6 @@ import (
 	"io"
 	"net"
 	"syscall"
-
-	"github.com/soundgate/soundgate/impl/proto"
 )
 
 // Take returns a non-blocking, close-on-exec duplicate of nc's socket and closes nc.
@@ -45,16 +43,18 @@ func Take(nc net.Conn) (int, error) {
 // Source reads the socket FD at most once per readiness that epoll reported
 // (Readable, set by the loop): a second read would only find EAGAIN, a system call
 // for nothing on every request. Without a readiness, and on EAGAIN, Read returns
-// proto.ErrWouldBlock, which proto.Reader passes on without making it sticky. A
+// Empty, the error its reader takes for "no bytes now, more later"
+// (proto.ErrWouldBlock, which proto.Reader passes on without making it sticky). A
 // closed peer is io.EOF.
 type Source struct {
 	FD       int
 	Readable bool
+	Empty    error
 }
 
 func (s *Source) Read(p []byte) (int, error) {
 	if !s.Readable {
-		return 0, proto.ErrWouldBlock
+		return 0, s.Empty
 	}
 	s.Readable = false
 	for {
@@ -63,7 +63,7 @@ func (s *Source) Read(p []byte) (int, error) {
 		case err == syscall.EINTR:
 			continue
 		case err == syscall.EAGAIN:
-			return 0, proto.ErrWouldBlock
+			return 0, s.Empty
 		case err != nil:
 			return 0, err
 		case n == 0:

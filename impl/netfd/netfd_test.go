@@ -38,7 +38,7 @@ func TestTakeAndSource(t *testing.T) {
 	require.Zero(t, errno)
 	require.NotZero(t, flags&syscall.O_NONBLOCK, "the socket is blocking")
 
-	src := &netfd.Source{FD: fd}
+	src := &netfd.Source{FD: fd, Empty: proto.ErrWouldBlock}
 	buf := make([]byte, 16)
 	_, err = src.Read(buf)
 	require.ErrorIs(t, err, proto.ErrWouldBlock, "read without a readiness")

@@ -3,41 +3,30 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 
 	"github.com/soundgate/soundgate/client"
 	"github.com/soundgate/soundgate/impl/core"
-	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/impl/node"
+	"github.com/soundgate/soundgate/impl/server/servertest"
 	"github.com/soundgate/soundgate/impl/wal"
 )
 
+// benchServer starts a gate for a benchmark: in memory, or durable on a log in a
+// temporary directory.
 func benchServer(b *testing.B, durable bool) string {
-	roles, _ := server.ParseRoles([]byte(rolesJSON))
-	cfg := server.Config{Roles: roles}
-	dir := b.TempDir()
+	var cfg node.Config
 	if durable {
-		l, err := wal.Open(filepath.Join(dir, "data"), wal.Options{})
+		l, err := wal.Open(filepath.Join(b.TempDir(), "data"), wal.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { l.Close() })
 		cfg.Log = l
 	}
-	srv, err := server.New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sock := filepath.Join(dir, "s")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		b.Fatal(err)
-	}
-	go srv.Serve(ln)
-	b.Cleanup(func() { srv.Shutdown(context.Background()) })
-	return sock
+	return servertest.Start(b, servertest.Options{Node: cfg}).Unix
 }
 
 // BenchmarkRoundTrip measures one admit of a new key through the server over a Unix

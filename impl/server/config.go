@@ -18,7 +18,6 @@ import (
 // takes its default.
 type Limits struct {
 	ConnectionsMax int           // open connections; one more is refused with overloaded
-	WaitersMax     int           // parked admits across all connections
 	WriteQueueMax  int           // answers queued per connection before its reader pauses
 	WriteTimeout   time.Duration // a peer that does not read its answers for this long is dropped
 	HelloTimeout   time.Duration // a connection that does not say hello within this is closed
@@ -26,7 +25,7 @@ type Limits struct {
 
 // DefaultLimits are the server limits of `soundgate serve` unless flags change them.
 func DefaultLimits() Limits {
-	return Limits{ConnectionsMax: 4096, WaitersMax: 65536, WriteQueueMax: 1024, WriteTimeout: 10 * time.Second,
+	return Limits{ConnectionsMax: 4096, WriteQueueMax: 1024, WriteTimeout: 10 * time.Second,
 		HelloTimeout: 10 * time.Second}
 }
 
@@ -36,9 +35,6 @@ func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
 	if l.ConnectionsMax <= 0 {
 		l.ConnectionsMax = d.ConnectionsMax
-	}
-	if l.WaitersMax <= 0 {
-		l.WaitersMax = d.WaitersMax
 	}
 	if l.WriteQueueMax <= 0 {
 		l.WriteQueueMax = d.WriteQueueMax

@@ -1,146 +1,106 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"net"
-	"path/filepath"
-	"sync/atomic"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/soundgate/soundgate/client"
-	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/proto"
 	"github.com/soundgate/soundgate/impl/server"
-	"github.com/soundgate/soundgate/impl/wal"
+	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
-// serveWith starts a server with cfg (roles filled in) on a Unix socket.
-func serveWith(t *testing.T, cfg server.Config) (*server.Server, string) {
-	t.Helper()
-	roles, err := server.ParseRoles([]byte(rolesJSON))
-	require.NoError(t, err)
-	cfg.Roles = roles
-	srv, err := server.New(cfg)
-	require.NoError(t, err)
-	sock := filepath.Join(t.TempDir(), "s")
-	l, err := net.Listen("unix", sock)
-	require.NoError(t, err)
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Shutdown(context.Background()) })
-	return srv, sock
-}
-
 func TestConnectionLimit(t *testing.T) {
-	limits := server.DefaultLimits()
-	limits.ConnectionsMax = 2
-	_, sock := serveWith(t, server.Config{Limits: limits})
+	g := servertest.Start(t, servertest.Options{Limits: server.Limits{ConnectionsMax: 2}})
 	ctx := context.Background()
 	for i := 0; i < 2; i++ {
-		c, err := client.Dial(ctx, sock, agentToken)
-		require.NoError(t, err)
-		defer c.Close()
+		g.Dial(t, agentToken)
 	}
-	_, err := client.Dial(ctx, sock, agentToken)
+	_, err := client.Dial(ctx, g.Unix, agentToken)
 	require.ErrorIs(t, err, proto.ErrOverloaded, "the third connection must be refused with overloaded")
 }
 
-func TestWaiterLimit(t *testing.T) {
-	limits := server.DefaultLimits()
-	limits.WaitersMax = 1
-	_, sock := serveWith(t, server.Config{Limits: limits})
-	ctx := context.Background()
-	op, err := client.Dial(ctx, sock, operatorToken)
-	require.NoError(t, err)
-	agent, err := client.Dial(ctx, sock, agentToken)
-	require.NoError(t, err)
-	_, err = op.Open(ctx, "r", 0)
-	require.NoError(t, err)
-	_, err = agent.Admit(ctx, "r", "g", 1, client.AdmitOptions{Gated: true})
-	require.NoError(t, err)
-	first := make(chan error, 1)
-	go func() {
-		_, err := agent.Admit(ctx, "r", "a", 1, client.AdmitOptions{Wait: 5 * time.Second})
-		first <- err
-	}()
-	require.Eventually(t, func() bool {
-		st, _ := agent.Status(ctx, "r", "a")
-		return st.Effect != nil && st.Effect.Status == core.EffectHeld
-	}, 5*time.Second, time.Millisecond)
-	time.Sleep(20 * time.Millisecond) // the first admit is parked
-	_, err = agent.Admit(ctx, "r", "b", 1, client.AdmitOptions{Wait: 5 * time.Second})
-	require.ErrorIs(t, err, proto.ErrOverloaded, "a second parked admit must be refused")
-	_, err = op.Cancel(ctx, "r")
-	require.NoError(t, err)
-	require.NoError(t, <-first)
-}
-
-// failingLog is a log whose appends or syncs fail once armed.
-type failingLog struct {
-	inner              server.Log
-	failAppend, failWD atomic.Bool
-}
-
-var errDisk = errors.New("injected: no space left on device")
-
-func (l *failingLog) Append(rec []byte) (wal.LSN, error) {
-	if l.failAppend.Load() {
-		return 0, errDisk
+// A connection that never says hello is closed after HelloTimeout, so silent peers
+// cannot hold every connection slot.
+func TestSilentPeerIsClosed(t *testing.T) {
+	g := servertest.Start(t, servertest.Options{Limits: server.Limits{ConnectionsMax: 2, HelloTimeout: 100 * time.Millisecond}})
+	for i := 0; i < 2; i++ {
+		c := g.Raw(t)
+		c.Conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err := c.Conn.Read(make([]byte, 1))
+		require.Error(t, err, "the silent connection must be closed")
 	}
-	return l.inner.Append(rec)
+	require.Eventually(t, func() bool { return g.Server.Connections() == 0 }, 5*time.Second, time.Millisecond)
+	g.Dial(t, operatorToken) // a slot is free again
 }
 
-func (l *failingLog) WaitDurable(ctx context.Context, lsn wal.LSN) error {
-	if l.failWD.Load() {
-		return errDisk
+// A peer that pipelines more than WriteQueueMax requests and reads its answers only
+// later is paused, not dropped, and gets every answer in order: the server stops
+// reading it while its answers wait, and goes on once they are written.
+func TestPipeliningPeerIsPausedAndResumed(t *testing.T) {
+	g := servertest.Start(t, servertest.Options{Limits: server.Limits{WriteQueueMax: 4}})
+	nc, err := net.Dial("unix", g.Unix)
+	require.NoError(t, err)
+	defer nc.Close()
+	const n = 20000 // about 2 MB of answers: more than the socket buffers hold
+	var b bytes.Buffer
+	b.WriteString(helloLine)
+	for i := 1; i <= n; i++ {
+		b.WriteString(statusLine(i))
 	}
-	return l.inner.WaitDurable(ctx, lsn)
+	werr := make(chan error, 1)
+	go func() { _, err := nc.Write(b.Bytes()); werr <- err }()
+	time.Sleep(300 * time.Millisecond) // the peer does not read for a while
+	r := proto.NewReader(nc)
+	nc.SetReadDeadline(time.Now().Add(20 * time.Second))
+	for i := 0; i <= n; i++ {
+		line, err := r.ReadLine()
+		require.NoError(t, err, "answer %d", i)
+		resp, err := proto.DecodeResponse(line)
+		require.NoError(t, err)
+		require.Equal(t, proto.IntID(int64(i)), resp.ID, "answers out of order")
+	}
+	require.NoError(t, <-werr)
 }
 
-// TestFailClosed: once the log cannot write or sync, every request is refused with
-// unavailable (reads included), the refusal says why, and nothing is admitted.
-func TestFailClosed(t *testing.T) {
-	for _, mode := range []string{"append fails", "fsync fails"} {
-		t.Run(mode, func(t *testing.T) {
-			w, err := wal.Open(filepath.Join(t.TempDir(), "data"), wal.Options{})
-			require.NoError(t, err)
-			defer w.Close()
-			fl := &failingLog{inner: w}
-			srv, sock := serveWith(t, server.Config{Log: fl})
-			ctx := context.Background()
-			op, err := client.Dial(ctx, sock, operatorToken)
-			require.NoError(t, err)
-			agent, err := client.Dial(ctx, sock, agentToken)
-			require.NoError(t, err)
-			_, err = op.Open(ctx, "r", 0)
-			require.NoError(t, err)
-			res, err := agent.Admit(ctx, "r", "before", 1, client.AdmitOptions{})
-			require.NoError(t, err)
-			require.Equal(t, core.AnswerAdmit, res.Answer)
-
-			if mode == "append fails" {
-				fl.failAppend.Store(true)
-			} else {
-				fl.failWD.Store(true)
-			}
-			_, err = agent.Admit(ctx, "r", "after", 1, client.AdmitOptions{})
-			require.ErrorIs(t, err, proto.ErrUnavailable, "a decision that is not on disk must not be acknowledged")
-			require.Contains(t, err.Error(), "no space left on device", "the refusal says why")
-			require.ErrorIs(t, srv.Failed(), errDisk)
-
-			fl.failAppend.Store(false) // even if the disk comes back, the gate stays closed
-			fl.failWD.Store(false)
-			for _, call := range []func() error{
-				func() error { _, err := agent.Admit(ctx, "r", "later", 1, client.AdmitOptions{}); return err },
-				func() error { _, err := agent.Admit(ctx, "r", "before", 1, client.AdmitOptions{}); return err },
-				func() error { _, err := agent.Status(ctx, "r", ""); return err },
-				func() error { _, err := op.Cancel(ctx, "r"); return err },
-			} {
-				require.ErrorIs(t, call(), proto.ErrUnavailable)
-			}
+// A peer that never reads its answers is dropped after WriteTimeout, nothing of the
+// server stays behind for it (no reader waiting for room), and the gate goes on
+// serving others.
+func TestPeerThatDoesNotReadIsDropped(t *testing.T) {
+	for _, goroutines := range []bool{false, true} {
+		t.Run(map[bool]string{false: "default transport", true: "goroutines"}[goroutines], func(t *testing.T) {
+			testPeerThatDoesNotReadIsDropped(t, goroutines)
 		})
 	}
+}
+
+func testPeerThatDoesNotReadIsDropped(t *testing.T, goroutines bool) {
+	g := servertest.Start(t, servertest.Options{Goroutines: goroutines,
+		Limits: server.Limits{ConnectionsMax: 4, WriteQueueMax: 4, WriteTimeout: 100 * time.Millisecond}})
+	var b bytes.Buffer
+	b.WriteString(helloLine)
+	for i := 1; i <= 40000; i++ {
+		b.WriteString(`{"jsonrpc":"2.0","id":1,"method":"status","params":{"run":"` + strings.Repeat("r", 100) + `"}}` + "\n")
+	}
+	for i := 0; i < 3; i++ {
+		c := g.Raw(t)
+		go c.Conn.Write(b.Bytes()) // never reads
+	}
+	require.Eventually(t, func() bool { return g.Server.Connections() == 0 }, 10*time.Second, 10*time.Millisecond,
+		"a peer that does not read is still connected")
+	require.Eventually(t, func() bool { return goroutinesIn("(*gconn).waitRoom") == 0 }, 10*time.Second, 20*time.Millisecond,
+		"reader goroutines outlive their dropped connections")
+	g.Dial(t, agentToken) // the hello is answered: the gate serves on
+}
+
+func goroutinesIn(fn string) int {
+	buf := make([]byte, 1<<20)
+	return strings.Count(string(buf[:runtime.Stack(buf, true)]), fn)
 }

@@ -3,8 +3,6 @@
 package server
 
 import (
-	"context"
-	"errors"
 	"net"
 	"sync"
 	"syscall"
@@ -16,43 +14,55 @@ import (
 )
 
 // loop is the server's event loop on Linux: one goroutine owns every connection's
-// socket. Each pass it reads every readable connection once (epoll, level-triggered),
-// applies the requests it finds, polls a few times more without waiting for requests
-// that arrived meanwhile (gatherPolls), waits once for the log to make all of their
-// answers durable, and then writes each connection's answers in one write. This is how Redis
-// serves `appendfsync always`, and for the same reason: per request it costs one read
-// and one write, with no goroutine woken and no thread handed a socket. Measured on
-// the 2-core machines of docs/verify/wal.md, a goroutine per connection (a reader that
-// reads until EAGAIN, then sleeps in Go's poller, and a wait on the log's commit
-// channel) spent about twice the CPU per admission, most of it in the kernel, and
-// stayed at about 0.6 of Redis at 64 clients.
+// socket. Each pass it reads every readable connection once (epoll, level-triggered)
+// and feeds its session, polls a few times more without waiting for requests that
+// arrived meanwhile (gatherPolls), waits once for the log to make all of their
+// answers durable, and then writes each connection's answers in one write. This is
+// how Redis serves `appendfsync always`, and for the same reason: per request it
+// costs one read and one write, with no goroutine woken and no thread handed a
+// socket (docs/server.md compares it with the goroutine transport).
 //
-// Answers queued by other goroutines (a parked admit answered by a wait that ran out,
-// Shutdown) reach the loop through kick and a wake-up pipe. Every answer still leaves
-// only once what it read is durable (D1, F1): the pass's wait covers the largest LSN
-// any of its answers depends on.
+// Answers queued by other goroutines (a waiting admit answered when its wait runs
+// out, Shutdown) reach the loop through kick and a wake-up pipe.
 type loop struct {
 	s    *Server
 	ep   int    // the epoll descriptor
 	wake [2]int // a non-blocking pipe: a byte in it wakes the loop
 
 	mu       sync.Mutex
-	added    []*conn // handed over by Serve, not registered yet
-	kicked   []*conn // with answers queued by push
-	awake    bool    // the loop looks at added and kicked before it sleeps again
-	stopping bool    // Shutdown began: read nothing more, answer, close, leave
-	abort    bool    // Shutdown's context ended: close every connection now
+	added    []*lconn // handed over by admit, not registered yet
+	kicked   []*lconn // with answers queued by push
+	awake    bool     // the loop looks at added and kicked before it sleeps again
+	stopping bool     // Shutdown began: read nothing more, answer, close, leave
+	abort    bool     // Shutdown's context ended: close every connection now
 	exited   bool
 
 	// The loop goroutine's own.
-	conns    map[int32]*conn
-	ready    []*conn // to flush this pass
+	conns    map[int32]*lconn
+	ready    []*lconn // to flush this pass
 	events   []syscall.EpollEvent
 	deadline time.Time // the earliest hello or write deadline of a connection (zero: none)
 }
 
-// loopSource is a connection's socket as the loop reads it.
-type loopSource = netfd.Source
+// lconn is a connection of the loop; all but kicked (lp.mu) belong to the loop goroutine.
+type lconn struct {
+	ss         *session
+	fd         int
+	src        netfd.Source // the socket, read once per readiness
+	kicked     bool         // in lp.kicked
+	ready      bool         // in lp.ready
+	readDone   bool         // nothing more is read (EOF, quit, hello deadline, shutdown)
+	paused     bool         // not read until its answers are written (back-pressure)
+	closeAfter bool         // close once out is sent
+	closed     bool
+	events     uint32      // what epoll reports for it
+	pend       []answer    // taken from the session, waiting for the log
+	out        []byte      // encoded answers; out[outOff:] not yet sent
+	outOff     int         //
+	helloBy    time.Time   // closed if no hello by then
+	stalled    time.Time   // when a write last found the socket full (zero: not stalled)
+	backlogged func() bool // lp.backlogged(lc), made once
+}
 
 // loopAvailable: this platform has the event loop.
 const loopAvailable = true
@@ -63,7 +73,7 @@ func newLoop(s *Server) (*loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	lp := &loop{s: s, ep: ep, conns: map[int32]*conn{}, events: make([]syscall.EpollEvent, 256)}
+	lp := &loop{s: s, ep: ep, conns: map[int32]*lconn{}, events: make([]syscall.EpollEvent, 256)}
 	if err := syscall.Pipe2(lp.wake[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
 		syscall.Close(ep)
 		return nil, err
@@ -93,41 +103,37 @@ func (lp *loop) wakeLocked() {
 	syscall.Write(lp.wake[1], []byte{1}) // EAGAIN: the pipe is full, a wake-up is pending anyway
 }
 
-// kick tells the loop that c has answers queued. Any goroutine may call it.
-func (lp *loop) kick(c *conn) {
+// kick tells the loop that lc has answers queued. Any goroutine may call it.
+func (lp *loop) kick(lc *lconn) {
 	lp.mu.Lock()
-	if !c.kicked {
-		c.kicked = true
-		lp.kicked = append(lp.kicked, c)
+	if !lc.kicked {
+		lc.kicked = true
+		lp.kicked = append(lp.kicked, lc)
 	}
 	lp.wakeLocked()
 	lp.mu.Unlock()
 }
 
-// add hands a connection accepted by Serve to the loop. It takes the socket from nc
+// add hands the loop a session accepted on nc. It takes the socket from nc
 // (netfd.Take): from now on only the loop reads, writes and closes it. It reports
-// false if the socket cannot be taken (then Serve serves nc with goroutines).
-func (lp *loop) add(c *conn, nc net.Conn) bool {
-	remote := nc.RemoteAddr().String()
+// false if the socket cannot be taken (nc is then untouched).
+func (lp *loop) add(ss *session, nc net.Conn) bool {
 	fd, err := netfd.Take(nc)
 	if err != nil {
 		return false
 	}
-	c.fd = fd
-	c.src.FD = fd
-	c.remote = remote
-	c.rd = proto.NewReader(&c.src)
-	lp.s.mu.Lock() // Shutdown looks at c.nc under it
-	c.nc = nil
-	lp.s.mu.Unlock()
+	lc := &lconn{ss: ss, fd: fd, src: netfd.Source{FD: fd, Empty: proto.ErrWouldBlock}}
+	lc.backlogged = func() bool { return lp.backlogged(lc) }
+	ss.rd = proto.NewReader(&lc.src)
+	ss.kick = func() { lp.kick(lc) }
 	lp.mu.Lock()
 	if lp.exited {
 		lp.mu.Unlock()
 		syscall.Close(fd)
-		c.closeLoop()
+		lp.s.forget(ss)
 		return true
 	}
-	lp.added = append(lp.added, c)
+	lp.added = append(lp.added, lc)
 	lp.wakeLocked()
 	lp.mu.Unlock()
 	return true
@@ -152,13 +158,12 @@ func (lp *loop) run() {
 		}
 		timeout := -1
 		if !lp.deadline.IsZero() {
-			timeout = int(time.Until(lp.deadline)/time.Millisecond) + 1
-			timeout = max(timeout, 0)
+			timeout = max(int(time.Until(lp.deadline)/time.Millisecond)+1, 0)
 		}
 		n, err := syscall.EpollWait(lp.ep, lp.events, timeout)
 		if err != nil && err != syscall.EINTR {
-			// Never seen; the loop cannot go on without epoll. Fail closed: every
-			// connection is closed, every request in flight stays unanswered.
+			// The loop cannot go on without epoll. Fail closed: every connection is
+			// closed, every request in flight stays unanswered.
 			lp.s.log.Error("event loop: epoll_wait failed; closing every connection", "err", err)
 			lp.abortAll(nil)
 			return
@@ -184,12 +189,10 @@ func (lp *loop) run() {
 }
 
 // gatherPolls bounds the polls that do not wait in one pass, so that under a constant
-// stream of requests a pass still ends and its answers leave. Gathering took the
-// records per fdatasync at 64 clients from about 37 to about 53, and admissions/s up
-// by 13 to 30% in five of six alternating pairs of 4 s runs (docs/verify/wal.md).
+// stream of requests a pass still ends and its answers leave.
 const gatherPolls = 4
 
-// handleEvents reads the connections of the first n events and applies their requests.
+// handleEvents reads the connections of the first n events and feeds their sessions.
 func (lp *loop) handleEvents(n int) {
 	for i := 0; i < n; i++ {
 		ev := lp.events[i]
@@ -202,19 +205,19 @@ func (lp *loop) handleEvents(n int) {
 			}
 			continue
 		}
-		c := lp.conns[ev.Fd]
-		if c == nil {
+		lc := lp.conns[ev.Fd]
+		if lc == nil {
 			continue
 		}
 		if ev.Events&syscall.EPOLLOUT != 0 {
-			lp.markReady(c)
+			lp.markReady(lc)
 		}
 		if ev.Events&(syscall.EPOLLIN|syscall.EPOLLHUP|syscall.EPOLLERR|syscall.EPOLLRDHUP) != 0 {
-			if c.readDone {
-				lp.markReady(c) // the peer hung up: the write finds out
+			if lc.readDone {
+				lp.markReady(lc) // the peer hung up: the write finds out
 			} else {
-				c.src.Readable = true
-				lp.readConn(c)
+				lc.src.Readable = true
+				lp.feed(lc)
 			}
 		}
 	}
@@ -228,14 +231,14 @@ func (lp *loop) handleEvents(n int) {
 // The loop may sleep only if, in the same hold of mu that clears awake, nothing new
 // is queued and stopping and abort are as it last acted on them: a stop or a kick
 // that came while it worked saw awake set, did not write to the pipe, and counts on
-// this check (TestShutdownRightAfterAccept caught the version that forgot stopping).
+// this check.
 func (lp *loop) settle() (exit bool) {
 	for {
 		lp.mu.Lock()
 		added, kicked := lp.added, lp.kicked
 		lp.added, lp.kicked = nil, nil
-		for _, c := range kicked {
-			c.kicked = false
+		for _, lc := range kicked {
+			lc.kicked = false
 		}
 		stopping, abort := lp.stopping, lp.abort
 		lp.mu.Unlock()
@@ -243,11 +246,11 @@ func (lp *loop) settle() (exit bool) {
 			lp.abortAll(added)
 			return true
 		}
-		for _, c := range added {
-			lp.register(c)
+		for _, lc := range added {
+			lp.register(lc)
 		}
-		for _, c := range kicked {
-			lp.markReady(c)
+		for _, lc := range kicked {
+			lp.markReady(lc)
 		}
 		if stopping {
 			lp.stopAll()
@@ -272,17 +275,18 @@ func (lp *loop) settle() (exit bool) {
 	}
 }
 
-func (lp *loop) register(c *conn) {
-	c.events = syscall.EPOLLIN | syscall.EPOLLRDHUP
-	if err := syscall.EpollCtl(lp.ep, syscall.EPOLL_CTL_ADD, c.fd, &syscall.EpollEvent{Events: c.events, Fd: int32(c.fd)}); err != nil {
-		lp.s.log.Warn("event loop: cannot watch a connection; closing it", "remote", c.remote, "err", err)
-		syscall.Close(c.fd)
-		c.closeLoop()
+func (lp *loop) register(lc *lconn) {
+	lc.events = syscall.EPOLLIN | syscall.EPOLLRDHUP
+	if err := syscall.EpollCtl(lp.ep, syscall.EPOLL_CTL_ADD, lc.fd, &syscall.EpollEvent{Events: lc.events, Fd: int32(lc.fd)}); err != nil {
+		lp.s.log.Warn("event loop: cannot watch a connection; closing it", "remote", lc.ss.remote, "err", err)
+		syscall.Close(lc.fd)
+		lc.closed = true
+		lp.s.forget(lc.ss)
 		return
 	}
-	lp.conns[int32(c.fd)] = c
-	c.helloBy = time.Now().Add(lp.s.cfg.Limits.HelloTimeout)
-	lp.earliest(c.helloBy)
+	lp.conns[int32(lc.fd)] = lc
+	lc.helloBy = time.Now().Add(lp.s.cfg.Limits.HelloTimeout)
+	lp.earliest(lc.helloBy)
 }
 
 // earliest lowers the loop's next deadline to t.
@@ -292,44 +296,26 @@ func (lp *loop) earliest(t time.Time) {
 	}
 }
 
-func (lp *loop) markReady(c *conn) {
-	if !c.ready && !c.closedLoop {
-		c.ready = true
-		lp.ready = append(lp.ready, c)
+func (lp *loop) markReady(lc *lconn) {
+	if !lc.ready && !lc.closed {
+		lc.ready = true
+		lp.ready = append(lp.ready, lc)
 	}
 }
 
-// readConn applies the requests c has sent, reading its socket at most once, until it
+// feed applies the requests lc has sent, reading its socket at most once, until it
 // has none buffered, or too many answers wait to be written (back-pressure: the loop
-// stops reading c until they are).
-func (lp *loop) readConn(c *conn) {
-	var req proto.Request
-	for !c.readDone && !c.paused {
-		if lp.backlogged(c) {
-			c.paused = true
-			lp.interest(c)
-			return
-		}
-		line, err := c.rd.ReadLine()
-		if err != nil {
-			switch {
-			case errors.Is(err, proto.ErrWouldBlock):
-				return
-			case errors.Is(err, proto.ErrLineTooLong):
-				c.push(answer{line: proto.AppendError(nil, proto.ID{}, err)})
-				continue
-			}
-			lp.readerDone(c) // EOF, or the connection broke
-			return
-		}
-		if err := c.dec.Decode(line, &req); err != nil {
-			c.push(answer{line: proto.AppendError(nil, req.ID, err)})
-			continue
-		}
-		if quit := c.handle(&req); quit {
-			lp.readerDone(c)
-			return
-		}
+// stops reading lc until they are).
+func (lp *loop) feed(lc *lconn) {
+	if lc.readDone || lc.paused {
+		return
+	}
+	switch lc.ss.feed(lc.backlogged) {
+	case readPaused:
+		lc.paused = true
+		lp.interest(lc)
+	case readDone:
+		lp.readerDone(lc)
 	}
 }
 
@@ -337,156 +323,130 @@ func (lp *loop) readConn(c *conn) {
 // a connection until its peer reads them.
 const outBytesMax = 256 << 10
 
-func (lp *loop) backlogged(c *conn) bool {
-	if len(c.out)-c.outOff >= outBytesMax {
-		return true
-	}
-	c.mu.Lock()
-	n := len(c.outbox)
-	c.mu.Unlock()
-	return n+len(c.pend) >= lp.s.cfg.Limits.WriteQueueMax
+func (lp *loop) backlogged(lc *lconn) bool {
+	return len(lc.out)-lc.outOff >= outBytesMax || lc.ss.queued()+len(lc.pend) >= lp.s.cfg.Limits.WriteQueueMax
 }
 
-// readerDone: c sends nothing more (EOF, an error, a quit, a hello deadline or
-// shutdown). As in the goroutine model (finish), its parked admits are dropped; the
-// connection closes once its queued answers are written.
-func (lp *loop) readerDone(c *conn) {
-	if c.readDone {
+// readerDone: lc sends nothing more (EOF, an error, a quit, a hello deadline or
+// shutdown): its waiting admits end, and it closes once its queued answers are written.
+func (lp *loop) readerDone(lc *lconn) {
+	if lc.readDone {
 		return
 	}
-	c.readDone = true
-	c.finish()
-	lp.interest(c)
-	lp.markReady(c)
+	lc.readDone = true
+	lp.s.node.Leave(lc.ss.party)
+	lp.interest(lc)
+	lp.markReady(lc)
 }
 
-// interest sets what epoll reports for c: readable while it is read, writable while
+// interest sets what epoll reports for lc: readable while it is read, writable while
 // answers wait for room in the socket.
-func (lp *loop) interest(c *conn) {
+func (lp *loop) interest(lc *lconn) {
 	var ev uint32
-	if !c.readDone && !c.paused {
+	if !lc.readDone && !lc.paused {
 		ev |= syscall.EPOLLIN | syscall.EPOLLRDHUP
 	}
-	if c.outOff < len(c.out) {
+	if lc.outOff < len(lc.out) {
 		ev |= syscall.EPOLLOUT
 	}
-	if ev == c.events {
+	if ev == lc.events {
 		return
 	}
-	c.events = ev
-	syscall.EpollCtl(lp.ep, syscall.EPOLL_CTL_MOD, c.fd, &syscall.EpollEvent{Events: ev, Fd: int32(c.fd)})
+	lc.events = ev
+	syscall.EpollCtl(lp.ep, syscall.EPOLL_CTL_MOD, lc.fd, &syscall.EpollEvent{Events: ev, Fd: int32(lc.fd)})
 }
 
 // flush sends the answers of every ready connection: one wait for the log covers
-// them all, then one write per connection.
+// them all (group commit: the pass shares one fdatasync), then release and one write
+// per connection.
 func (lp *loop) flush() {
 	ready := lp.ready
 	lp.ready = nil
 	var upto wal.LSN
-	for _, c := range ready {
-		c.mu.Lock()
-		c.pend = append(c.pend, c.outbox...)
-		clear(c.outbox)
-		c.outbox = c.outbox[:0]
-		c.mu.Unlock()
-		for _, a := range c.pend {
+	for _, lc := range ready {
+		lc.pend = lc.ss.take(lc.pend)
+		for _, a := range lc.pend {
 			upto = max(upto, a.after)
 		}
 	}
-	var failed error
-	if log := lp.s.cfg.Log; upto > 0 && log != nil {
-		if err := log.WaitDurable(context.Background(), upto); err != nil {
-			lp.s.fail(err)
-			failed = lp.s.unavailableErr()
+	lp.s.node.Durable(upto) // release checks every answer again; this is the pass's one wait
+	for _, lc := range ready {
+		lc.ready = false
+		if !lc.closed {
+			var closeAfter bool
+			lc.out, closeAfter = lp.s.release(lc.out, lc.pend)
+			lc.closeAfter = lc.closeAfter || closeAfter
 		}
-	}
-	for _, c := range ready {
-		c.ready = false
-		if c.closedLoop {
-			c.pend = c.pend[:0]
-			continue
+		clear(lc.pend)
+		lc.pend = lc.pend[:0]
+		if !lc.closed {
+			lp.write(lc)
 		}
-		for _, a := range c.pend {
-			line := a.line
-			if failed != nil && a.after > 0 && lp.s.cfg.Log.WaitDurable(context.Background(), a.after) != nil {
-				// Not on disk: never acknowledged (D1, F1).
-				line = proto.AppendError(nil, answerID(a.line), failed)
-			}
-			c.out = append(c.out, line...)
-			c.closeAfter = c.closeAfter || a.close
-		}
-		clear(c.pend)
-		c.pend = c.pend[:0]
-		lp.write(c)
 	}
 }
 
-// write sends what c has to send, as far as the socket takes it.
-func (lp *loop) write(c *conn) {
-	for c.outOff < len(c.out) {
-		n, err := syscall.Write(c.fd, c.out[c.outOff:])
+// write sends what lc has to send, as far as the socket takes it.
+func (lp *loop) write(lc *lconn) {
+	for lc.outOff < len(lc.out) {
+		n, err := syscall.Write(lc.fd, lc.out[lc.outOff:])
 		if n > 0 {
-			c.outOff += n
-			c.stalled = time.Time{}
+			lc.outOff += n
+			lc.stalled = time.Time{}
 		}
 		if err == syscall.EINTR {
 			continue
 		}
 		if err == syscall.EAGAIN {
-			if c.stalled.IsZero() {
-				c.stalled = time.Now()
-				lp.earliest(c.stalled.Add(lp.s.cfg.Limits.WriteTimeout))
+			if lc.stalled.IsZero() {
+				lc.stalled = time.Now()
+				lp.earliest(lc.stalled.Add(lp.s.cfg.Limits.WriteTimeout))
 			}
-			lp.interest(c)
+			lp.interest(lc)
 			return
 		}
 		if err != nil {
-			lp.closeConn(c) // the peer is gone
+			lp.closeConn(lc) // the peer is gone
 			return
 		}
 	}
-	if cap(c.out) > 64<<10 {
-		c.out = nil // a burst's buffer is not kept for an idle connection
+	if cap(lc.out) > 64<<10 {
+		lc.out = nil // a burst's buffer is not kept for an idle connection
 	}
-	c.out, c.outOff = c.out[:0], 0
-	if c.closeAfter {
-		lp.closeConn(c)
+	lc.out, lc.outOff = lc.out[:0], 0
+	switch {
+	case lc.closeAfter:
+		lp.closeConn(lc)
 		return
-	}
-	if c.readDone {
-		if lp.s.parkedOf(c) == 0 && !c.hasQueued() {
-			lp.closeConn(c)
+	case lc.readDone:
+		// Once reading is done no admit of the session waits (Leave): an empty
+		// outbox is the end.
+		if lc.ss.queued() == 0 {
+			lp.closeConn(lc)
 			return
 		}
-	} else if c.paused {
-		c.paused = false
-		lp.readConn(c) // the lines it holds, then the socket
+	case lc.paused:
+		lc.paused = false
+		lp.feed(lc) // the lines it holds, then the socket
 	}
-	lp.interest(c)
+	lp.interest(lc)
 }
 
-func (c *conn) hasQueued() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.outbox) > 0
-}
-
-// expire closes connections past their deadlines: no hello within HelloTimeout (as
-// the goroutine model's read deadline does), or answers unread for WriteTimeout.
+// expire closes connections past their deadlines: no hello within HelloTimeout, or
+// answers unread for WriteTimeout.
 func (lp *loop) expire() {
 	now := time.Now()
 	lp.deadline = time.Time{}
-	for _, c := range lp.conns {
-		if c.cred == nil && !c.readDone {
-			if !now.Before(c.helloBy) {
-				lp.readerDone(c)
+	for _, lc := range lp.conns {
+		if lc.ss.cred == nil && !lc.readDone {
+			if !now.Before(lc.helloBy) {
+				lp.readerDone(lc)
 			} else {
-				lp.earliest(c.helloBy)
+				lp.earliest(lc.helloBy)
 			}
 		}
-		if !c.stalled.IsZero() {
-			if by := c.stalled.Add(lp.s.cfg.Limits.WriteTimeout); !now.Before(by) {
-				lp.closeConn(c)
+		if !lc.stalled.IsZero() {
+			if by := lc.stalled.Add(lp.s.cfg.Limits.WriteTimeout); !now.Before(by) {
+				lp.closeConn(lc)
 			} else {
 				lp.earliest(by)
 			}
@@ -496,47 +456,36 @@ func (lp *loop) expire() {
 
 // stopAll: Shutdown began. Nothing more is read; what was read is answered.
 func (lp *loop) stopAll() {
-	for _, c := range lp.conns {
-		if !c.readDone {
-			lp.readerDone(c)
-		}
+	for _, lc := range lp.conns {
+		lp.readerDone(lc)
 	}
 }
 
 // abortAll closes every connection at once, and those handed over but not yet
 // registered (added); later ones are closed by add.
-func (lp *loop) abortAll(added []*conn) {
-	for _, c := range lp.conns {
-		lp.closeConn(c)
+func (lp *loop) abortAll(added []*lconn) {
+	for _, lc := range lp.conns {
+		lp.closeConn(lc)
 	}
 	lp.mu.Lock()
 	added = append(added, lp.added...)
 	lp.added = nil
 	lp.exited = true
 	lp.mu.Unlock()
-	for _, c := range added {
-		syscall.Close(c.fd)
-		c.closeLoop()
+	for _, lc := range added {
+		syscall.Close(lc.fd)
+		lc.closed = true
+		lp.s.forget(lc.ss)
 	}
 }
 
-func (lp *loop) closeConn(c *conn) {
-	if c.closedLoop {
+func (lp *loop) closeConn(lc *lconn) {
+	if lc.closed {
 		return
 	}
-	syscall.EpollCtl(lp.ep, syscall.EPOLL_CTL_DEL, c.fd, nil)
-	syscall.Close(c.fd)
-	delete(lp.conns, int32(c.fd))
-	if !c.readDone {
-		c.readDone = true
-		c.finish()
-	}
-	c.closeLoop()
-}
-
-// closeLoop is close for a connection of the loop, whose socket the loop has closed.
-func (c *conn) closeLoop() {
-	c.closedLoop = true
-	c.forget()
-	c.s.wg.Done()
+	syscall.EpollCtl(lp.ep, syscall.EPOLL_CTL_DEL, lc.fd, nil)
+	syscall.Close(lc.fd)
+	delete(lp.conns, int32(lc.fd))
+	lc.closed = true
+	lp.s.forget(lc.ss)
 }

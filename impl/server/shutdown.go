@@ -1,18 +1,12 @@
 package server
 
-import (
-	"context"
-	"net"
-	"time"
+import "context"
 
-	"github.com/soundgate/soundgate/impl/proto"
-)
-
-// Shutdown stops the server gracefully: it stops accepting, refuses every parked admit
-// and every request read from now on with shutting_down, sends every answer already
-// decided (after it is durable), and closes the connections. It returns when all
-// connection goroutines have ended, or ctx's error if they have not by then (the
-// connections are then closed abruptly).
+// Shutdown stops the server gracefully: it stops accepting, stops the node (every
+// waiting admit and every request read from now on is refused with shutting_down),
+// sends every answer already decided (after it is durable), and closes the
+// connections. It returns when every transport goroutine has ended, or ctx's error if
+// they have not by then (the connections are then closed abruptly).
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closing {
@@ -24,27 +18,18 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for l := range s.listeners {
 		l.Close()
 	}
-	for r, ws := range s.waiters {
-		for _, w := range ws {
-			w.timer.Stop()
-			w.c.parked--
-			w.c.push(answer{line: proto.AppendError(nil, w.id, proto.ErrShuttingDown)})
-		}
-		delete(s.waiters, r)
-	}
-	s.nWaiters = 0
-	conns := make([]net.Conn, 0, len(s.conns))
-	for c := range s.conns {
-		if c.nc != nil { // the event loop's connections have no net.Conn
-			conns = append(conns, c.nc) // read under the lock: the loop may take it (add)
+	var interrupts []func(abort bool)
+	for ss := range s.sessions {
+		if ss.interrupt != nil { // the loop's sessions stop with the loop
+			interrupts = append(interrupts, ss.interrupt)
 		}
 	}
 	lp := s.loop
 	s.mu.Unlock()
 
-	// Unblock the readers; what they already read is answered, nothing more is read.
-	for _, nc := range conns {
-		nc.SetReadDeadline(time.Now())
+	s.node.Stop()
+	for _, stop := range interrupts {
+		stop(false) // what was read is answered, nothing more is read
 	}
 	if lp != nil {
 		lp.stop(false)
@@ -55,8 +40,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		for _, nc := range conns {
-			nc.Close()
+		for _, stop := range interrupts {
+			stop(true)
 		}
 		if lp != nil {
 			lp.stop(true)

@@ -13,7 +13,7 @@
 //	cancel run=R | fence run=R
 //	status run=R [key=K]                the run, and effect K
 //	clock now=MS                        set the gate's clock
-//	expire                              time out every run whose deadline has passed
+//	timeout                             the clock's Timeout of every run whose deadline has passed
 //
 // Run `go test ./impl/core -run Scenario -rewrite` to regenerate expected outputs after
 // a deliberate change of the contract, and review the diff.
@@ -37,9 +37,9 @@ type Driver interface {
 	Step(c core.Command) core.Reply
 	// SetClock sets the gate's clock (milliseconds).
 	SetClock(now core.Time)
-	// Expire times out every active run whose deadline is at or before the clock, and
-	// returns their ids.
-	Expire() []core.RunID
+	// TimeoutDue times out every active run whose deadline is at or before the clock
+	// (the spec's Timeout, as the gate's clock takes it), and returns their ids.
+	TimeoutDue() []core.RunID
 }
 
 // Dir is the folder of the scenario files, relative to the repository root.
@@ -62,8 +62,8 @@ func Run(t *testing.T, dir string, newDriver func(t *testing.T) Driver) {
 				now = core.Time(ms)
 				d.SetClock(now)
 				return fmt.Sprintf("now=%d\n", now)
-			case "expire":
-				ids := d.Expire()
+			case "timeout":
+				ids := d.TimeoutDue()
 				return fmt.Sprintf("timed out %v\n", ids)
 			}
 			c.Now = now
@@ -74,12 +74,14 @@ func Run(t *testing.T, dir string, newDriver func(t *testing.T) Driver) {
 
 func parse(td *datadriven.TestData) (core.Command, error) {
 	var c core.Command
-	ops := map[string]core.Op{"open": core.OpOpen, "admit": core.OpAdmit, "decide": core.OpDecide,
-		"complete": core.OpComplete, "cancel": core.OpCancel, "fence": core.OpFence,
-		"status": core.OpStatus}
-	c.Op = ops[td.Cmd]
-	if c.Op == 0 && td.Cmd != "clock" && td.Cmd != "expire" {
-		return c, fmt.Errorf("unknown command %q", td.Cmd)
+	switch td.Cmd {
+	case "clock", "timeout":
+	default:
+		op, ok := core.ParseOp(td.Cmd)
+		if !ok || op == core.OpTimeout {
+			return c, fmt.Errorf("unknown command %q", td.Cmd)
+		}
+		c.Op = op
 	}
 	for _, a := range td.CmdArgs {
 		val := ""
@@ -181,21 +183,3 @@ func errorCode(err error) string {
 	}
 	return err.Error()
 }
-
-// CoreDriver runs scenarios directly against a core.Gate.
-type CoreDriver struct {
-	Gate *core.Gate
-	now  core.Time
-}
-
-// NewCoreDriver returns a driver over a fresh core with the default limits.
-func NewCoreDriver(*testing.T) Driver { return &CoreDriver{Gate: core.New(core.DefaultLimits())} }
-
-// Step implements Driver.
-func (d *CoreDriver) Step(c core.Command) core.Reply { return d.Gate.Step(c) }
-
-// SetClock implements Driver.
-func (d *CoreDriver) SetClock(now core.Time) { d.now = now }
-
-// Expire implements Driver.
-func (d *CoreDriver) Expire() []core.RunID { return d.Gate.Expire(d.now) }

@@ -20,7 +20,7 @@ import (
 	"github.com/soundgate/soundgate/impl/egress"
 	"github.com/soundgate/soundgate/impl/sandbox"
 	"github.com/soundgate/soundgate/impl/sandbox/internal/kerneltest"
-	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
 // Limits of the framework probe test.
@@ -44,11 +44,6 @@ const (
 // It is not SOUNDGATE_REQUIRE_KERNEL: CI runs `make test` on a clean clone before
 // `make probes` installs node_modules, and there this test can only skip.
 const requireProbesEnv = "SOUNDGATE_REQUIRE_PROBES"
-
-const frameworkRoles = `{"tokens":[
- {"name":"agent","token":"fw-agent-token-0123456789","role":"agent","runs":["*"]},
- {"name":"alice","token":"fw-approver-token-012345","role":"approver"},
- {"name":"ops","token":"fw-operator-token-012345","role":"operator"}]}`
 
 // frameworkProbe is the probe script, relative to the repository root.
 const frameworkProbe = "probes/js/mediated-run/langgraph-http.mjs"
@@ -207,33 +202,8 @@ func TestFrameworkProbe(t *testing.T) {
 	kerneltest.Require(t, sandbox.Layers{})
 	node, root := requireFrameworkProbe(t)
 	ctx := context.Background()
-	roles, err := server.ParseRoles([]byte(frameworkRoles))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{Roles: roles, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("unix", filepath.Join(t.TempDir(), "gate.sock"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(l)
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-	})
-	dialAs := func(token string) *client.Client {
-		c, err := client.Dial(ctx, l.Addr().String(), token)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
-	ops, alice, agent := dialAs("fw-operator-token-012345"), dialAs("fw-approver-token-012345"), dialAs("fw-agent-token-0123456789")
+	g := servertest.Start(t, servertest.Options{})
+	ops, alice, agent := g.Dial(t, servertest.OperatorToken), g.Dial(t, servertest.ApproverToken), g.Dial(t, servertest.AgentToken)
 
 	cases := []struct {
 		name     string

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -18,13 +17,8 @@ import (
 	"github.com/soundgate/soundgate/impl/egress"
 	"github.com/soundgate/soundgate/impl/sandbox"
 	"github.com/soundgate/soundgate/impl/sandbox/internal/kerneltest"
-	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/impl/server/servertest"
 )
-
-const mediatedRoles = `{"tokens":[
- {"name":"agent","token":"agent-token-0123456789","role":"agent","runs":["*"]},
- {"name":"alice","token":"approver-token-012345","role":"approver"},
- {"name":"ops","token":"operator-token-012345","role":"operator"}]}`
 
 // TestMediatedRun is `soundgate run` end to end against a real gate server: the agent
 // in the sandbox makes a real HTTP request while its run is paused; nothing reaches the
@@ -33,34 +27,8 @@ const mediatedRoles = `{"tokens":[
 func TestMediatedRun(t *testing.T) {
 	kerneltest.Require(t, sandbox.Layers{})
 	ctx := context.Background()
-	roles, err := server.ParseRoles([]byte(mediatedRoles))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{Roles: roles, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	l, err := net.Listen("unix", filepath.Join(dir, "gate.sock"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(l)
-	defer func() {
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-	}()
-	dialAs := func(token string) *client.Client {
-		c, err := client.Dial(ctx, l.Addr().String(), token)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
-	ops, alice, agent := dialAs("operator-token-012345"), dialAs("approver-token-012345"), dialAs("agent-token-0123456789")
+	g := servertest.Start(t, servertest.Options{})
+	ops, alice, agent := g.Dial(t, servertest.OperatorToken), g.Dial(t, servertest.ApproverToken), g.Dial(t, servertest.AgentToken)
 	var hits atomic.Int64
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)

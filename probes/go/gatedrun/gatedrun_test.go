@@ -3,56 +3,20 @@ package gatedrun_test
 import (
 	"context"
 	"errors"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/soundgate/soundgate/client"
 	"github.com/soundgate/soundgate/impl/core"
-	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/impl/server/servertest"
 	"github.com/soundgate/soundgate/probes/go/gatedrun"
 )
 
-const (
-	agentToken    = "test-agent-token-0123456789"
-	approverToken = "test-approver-token-0123456789"
-	operatorToken = "test-operator-token-0123456789"
-)
-
-// gate starts an in-memory server and returns agent, approver and operator clients.
+// gate starts an in-memory gate and returns agent, approver and operator clients.
 func gate(t *testing.T) (agent, approver, operator *client.Client) {
 	t.Helper()
-	roles, err := server.ParseRoles([]byte(`{"tokens":[
-		{"name":"a","token":"` + agentToken + `","role":"agent","runs":["*"]},
-		{"name":"h","token":"` + approverToken + `","role":"approver"},
-		{"name":"o","token":"` + operatorToken + `","role":"operator"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := server.New(server.Config{Roles: roles})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = s.Serve(l) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = s.Shutdown(ctx)
-	})
-	ctx := context.Background()
-	dial := func(tok string) *client.Client {
-		c, err := client.Dial(ctx, l.Addr().String(), tok)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
-	return dial(agentToken), dial(approverToken), dial(operatorToken)
+	g := servertest.Start(t, servertest.Options{})
+	return g.Dial(t, servertest.AgentToken), g.Dial(t, servertest.ApproverToken), g.Dial(t, servertest.OperatorToken)
 }
 
 // TestRun drives the adapter through the contract's cases against a real server.

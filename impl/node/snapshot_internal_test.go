@@ -1,9 +1,9 @@
-package main
+package node
 
 import "testing"
 
-// TestSnapshotDue: the compaction rule of serve. A snapshot waits for `every` records
-// and for as many records as the last snapshot held entries (runs and effects).
+// TestSnapshotDue: the compaction rule. A snapshot waits for `every` records and for
+// as many records as the last snapshot held entries (runs and effects).
 func TestSnapshotDue(t *testing.T) {
 	for _, c := range []struct {
 		name           string

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/node"
+	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/impl/wal"
+)
+
+// gateOptions is what serve (and the negative control serve-unsafe) start a gate with.
+type gateOptions struct {
+	roles, listen, unix string
+	data                string // the log's directory; "" keeps the state in memory
+	core                core.Limits
+	server              server.Limits
+	waitersMax          int
+	snapshotEvery       uint64
+	goroutines          bool
+	version             string
+	logger              *slog.Logger
+	// wrapLog, if set, puts a log of its own between the node and the real one
+	// (serve-unsafe's early acknowledgement).
+	wrapLog func(*wal.Log) node.Log
+}
+
+// gate is a started gate: the log, the node over it, the server, its listeners.
+type gate struct {
+	o      gateOptions
+	wlog   *wal.Log // nil in memory
+	node   *node.Node
+	srv    *server.Server
+	served chan error // one result per listener
+}
+
+// startGate opens and replays the log, starts the node and the server and listens.
+// On failure it says why on stderr and returns the exit code.
+func startGate(o gateOptions) (*gate, int) {
+	if o.version == "" {
+		o.version = version
+	}
+	rs, err := server.LoadRoles(o.roles)
+	if err != nil {
+		return nil, fail(exitUsage, "%v", err)
+	}
+	g := &gate{o: o}
+	if g.node, err = g.openNode(); err != nil {
+		g.closeLog()
+		return nil, fail(exitFailure, "%v", err)
+	}
+	g.srv, err = server.New(server.Config{Roles: rs, Node: g.node, Limits: o.server, Logger: o.logger,
+		Version: o.version, Goroutines: o.goroutines})
+	if err != nil {
+		g.close()
+		return nil, fail(exitFailure, "%v", err)
+	}
+	ls, err := g.listen()
+	if err != nil {
+		g.close()
+		return nil, fail(exitFailure, "%v", err)
+	}
+	g.served = make(chan error, len(ls))
+	for _, l := range ls {
+		o.logger.Info("listening", "addr", l.Addr().String(), "durability", g.durability(), "io", g.io())
+		go func() { g.served <- g.srv.Serve(l) }()
+	}
+	return g, exitOK
+}
+
+func (g *gate) durability() string {
+	if g.o.data == "" {
+		return "memory"
+	}
+	return "log"
+}
+
+func (g *gate) io() string {
+	if g.o.goroutines {
+		return "goroutines"
+	}
+	return "loop"
+}
+
+// openNode recovers the node from the log in o.data, or starts one in memory.
+func (g *gate) openNode() (*node.Node, error) {
+	cfg := node.Config{Limits: g.o.core, Logger: g.o.logger, WaitersMax: g.o.waitersMax, SnapshotEvery: g.o.snapshotEvery}
+	if g.o.data == "" {
+		return node.New(cfg), nil
+	}
+	start := time.Now()
+	var err error
+	if g.wlog, err = wal.Open(g.o.data, wal.Options{}); err != nil {
+		return nil, fmt.Errorf("open the log in %s: %v", g.o.data, err)
+	}
+	if g.o.wrapLog != nil {
+		cfg.Log = g.o.wrapLog(g.wlog)
+	}
+	n, err := node.Recover(g.wlog, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("recover from %s: %v", g.o.data, err)
+	}
+	var runs int
+	n.Inspect(func(c *core.Gate) { runs = c.Len() })
+	g.o.logger.Info("recovered", "dir", g.o.data, "runs", runs, "last_lsn", g.wlog.Last(),
+		"torn_bytes", g.wlog.Stats().TornBytes, "took", time.Since(start).Round(time.Microsecond))
+	return n, nil
+}
+
+func (g *gate) listen() ([]net.Listener, error) {
+	var ls []net.Listener
+	for _, a := range []struct{ network, addr string }{{"tcp", g.o.listen}, {"unix", g.o.unix}} {
+		if a.addr == "" {
+			continue
+		}
+		if a.network == "unix" {
+			os.Remove(a.addr) // a stale socket from a killed gate
+		}
+		l, err := net.Listen(a.network, a.addr)
+		if err != nil {
+			for _, l := range ls {
+				l.Close()
+			}
+			return nil, fmt.Errorf("listen on %s: %v", a.addr, err)
+		}
+		ls = append(ls, l)
+	}
+	return ls, nil
+}
+
+// serveUntil serves until a signal or a failed listener, then shuts the gate down
+// and returns the exit code.
+func (g *gate) serveUntil(sig <-chan os.Signal) int {
+	code := exitOK
+	select {
+	case s := <-sig:
+		g.o.logger.Info("shutting down", "signal", s.String())
+	case err := <-g.served:
+		g.o.logger.Error("listener failed", "err", err)
+		code = exitFailure
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := g.srv.Shutdown(ctx); err != nil {
+		g.o.logger.Error("shutdown", "err", err)
+		code = exitFailure
+	}
+	if f := g.node.Failed(); f != nil {
+		g.o.logger.Error("the gate was failed closed", "err", f)
+		code = exitFailure
+	}
+	g.close()
+	return code
+}
+
+// close stops the node (a snapshot in progress ends first) and closes the log,
+// saying how well group commit worked in this life.
+func (g *gate) close() {
+	if g.node != nil {
+		g.node.Close()
+	}
+	if g.wlog != nil {
+		st := g.wlog.Stats()
+		g.o.logger.Info("log", "records", st.Records, "fdatasyncs", st.Syncs,
+			"records_per_sync", fmt.Sprintf("%.1f", float64(st.Records)/float64(max(st.Syncs, 1))),
+			"wakeups", st.Wakeups, "bytes", st.Bytes)
+	}
+	g.closeLog()
+}
+
+func (g *gate) closeLog() {
+	if g.wlog != nil {
+		g.wlog.Close()
+		g.wlog = nil
+	}
+}

@@ -1,0 +1,91 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/wal"
+)
+
+// ErrReplay reports a log whose records do not replay into a consistent gate: a
+// record that does not decode, a command that changes nothing although it was logged
+// because it changed the state, or a state that breaks the core's invariants. The
+// gate refuses to start (fail closed).
+var ErrReplay = errors.New("soundgate/node: log does not replay")
+
+// Recover rebuilds the gate from l, the snapshot first and then every record after
+// it, in order, and returns a node over it. The node appends to cfg.Log, or to l when
+// cfg.Log is nil.
+func Recover(l *wal.Log, cfg Config) (*Node, error) {
+	if cfg.Log == nil {
+		cfg.Log = l
+	}
+	limits := limitsOf(cfg)
+	gates := []*core.Gate{core.New(limits)}
+	if _, ok := cfg.Log.(Compactor); ok && cfg.SnapshotEvery > 0 {
+		gates = append(gates, core.New(limits)) // the snapshotter's shadow
+	}
+	last, err := replay(l, gates)
+	if err != nil {
+		return nil, err
+	}
+	if err := gates[0].CheckInvariants(); err != nil {
+		return nil, fmt.Errorf("%w: the state at record %d: %v", ErrReplay, last, err)
+	}
+	var shadow *core.Gate
+	if len(gates) > 1 {
+		shadow = gates[1]
+	}
+	return newNode(cfg, gates[0], last, shadow), nil
+}
+
+// replay applies l's snapshot and records to every gate of gates, and returns the
+// position of the last record applied.
+func replay(l *wal.Log, gates []*core.Gate) (wal.LSN, error) {
+	var last wal.LSN
+	err := l.Replay(func(upto wal.LSN, state []byte) error {
+		for _, g := range gates {
+			if err := g.UnmarshalBinary(state); err != nil {
+				return fmt.Errorf("%w: snapshot at %d: %v", ErrReplay, upto, err)
+			}
+		}
+		last = upto
+		return nil
+	}, func(lsn wal.LSN, rec []byte) error {
+		c, err := core.DecodeCommand(rec)
+		if err != nil {
+			return fmt.Errorf("%w: record %d: %v", ErrReplay, lsn, err)
+		}
+		for _, g := range gates {
+			if err := replayStep(g, c); err != nil {
+				return fmt.Errorf("%w: record %d %v", ErrReplay, lsn, err)
+			}
+		}
+		last = lsn
+		return nil
+	})
+	return last, err
+}
+
+// replayStep applies one logged command: it must change the state, as it did when
+// it was logged.
+func replayStep(g *core.Gate, c core.Command) error {
+	if rep := g.Step(c); rep.Err != nil || !rep.Persist {
+		return fmt.Errorf("(%s %s) did not change the state on replay (err %v)", c.Op, c.Run, rep.Err)
+	}
+	return nil
+}
+
+// Restore returns a node over the state a snapshot encoded (core.Gate.MarshalBinary),
+// with no log behind it: for tools and tests that start from a given state.
+func Restore(cfg Config, state []byte) (*Node, error) {
+	if cfg.Log != nil {
+		return nil, fmt.Errorf("soundgate/node: Restore keeps no log (the log would not hold the state)")
+	}
+	g := core.New(limitsOf(cfg))
+	if err := g.UnmarshalBinary(state); err != nil {
+		return nil, err
+	}
+	return newNode(cfg, g, 0, nil), nil
+}

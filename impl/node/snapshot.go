@@ -1,0 +1,162 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/wal"
+)
+
+// feedMax bounds the records the node hands the snapshotter that it has not applied
+// yet. A snapshotter that far behind (a disk that takes minutes to write a snapshot)
+// is dropped with an error in the log: snapshots stop until a restart, admits never
+// wait for it.
+const feedMax = 1 << 22
+
+// fed is one record the node appended, for the shadow.
+type fed struct {
+	lsn wal.LSN
+	cmd core.Command
+}
+
+// snapshotter compacts the log off the node's lock: the node hands it every record it
+// appends (feedLocked, a slice append under the lock it already holds), and its own
+// goroutine applies them to the shadow, a second core at the state after record
+// shadowLSN, and encodes the shadow when a snapshot is due.
+type snapshotter struct {
+	n     *Node
+	log   Compactor
+	every uint64
+	check time.Duration
+	stop  chan struct{}
+	done  chan struct{}
+
+	feed    []fed // the node's lock
+	dropped bool  // the node's lock: fed no more
+
+	// The snapshotter goroutine's own.
+	shadow    *core.Gate
+	shadowLSN wal.LSN
+	lastSnap  wal.LSN // the last snapshot's position (0: none)
+	entries   int     // runs and effects in the last snapshot this process took
+}
+
+func startSnapshotter(n *Node, log Compactor, shadow *core.Gate, last wal.LSN) *snapshotter {
+	s := &snapshotter{n: n, log: log, every: n.cfg.SnapshotEvery, check: n.cfg.SnapshotCheck,
+		stop: make(chan struct{}), done: make(chan struct{}), shadow: shadow, shadowLSN: last}
+	if s.check <= 0 {
+		s.check = time.Second
+	}
+	if st, ok := log.(interface{ Stats() wal.Stats }); ok {
+		s.lastSnap = st.Stats().SnapshotLSN
+	}
+	go s.loop()
+	return s
+}
+
+func (s *snapshotter) feedLocked(lsn wal.LSN, c core.Command) {
+	if s.dropped {
+		return
+	}
+	if len(s.feed) >= feedMax {
+		s.n.log.Error("snapshots stop until restart: the snapshotter fell behind", "records", len(s.feed))
+		s.dropLocked()
+		return
+	}
+	s.feed = append(s.feed, fed{lsn: lsn, cmd: c})
+}
+
+func (s *snapshotter) dropLocked() {
+	s.dropped = true
+	s.feed = nil
+}
+
+func (s *snapshotter) close() {
+	close(s.stop)
+	<-s.done
+}
+
+func (s *snapshotter) loop() {
+	defer close(s.done)
+	t := time.NewTicker(s.check)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		if !s.catchUp() {
+			return
+		}
+		if s.due() {
+			s.take()
+		}
+	}
+}
+
+// catchUp applies the records fed so far to the shadow. It reports false once the
+// shadow cannot follow (dropped, or a record that does not replay: then the node
+// fails closed, since a restart would replay the same record the same way).
+func (s *snapshotter) catchUp() bool {
+	s.n.mu.Lock()
+	batch, dropped := s.feed, s.dropped
+	s.feed = nil
+	s.n.mu.Unlock()
+	if dropped {
+		return false
+	}
+	for _, f := range batch {
+		err := replayStep(s.shadow, f.cmd)
+		if err == nil && f.lsn != s.shadowLSN+1 {
+			err = fmt.Errorf("follows record %d", s.shadowLSN)
+		}
+		if err != nil {
+			s.n.mu.Lock()
+			s.n.failLocked(fmt.Errorf("%w: the snapshotter's record %d %v", ErrReplay, f.lsn, err))
+			s.n.mu.Unlock()
+			return false
+		}
+		s.shadowLSN = f.lsn
+	}
+	return true
+}
+
+// due: a snapshot is due once at least every records follow the last one, and at
+// least as many as the last snapshot held runs and effects, so that each snapshot is
+// paid for by as many records as it encodes (Redis rewrites its append-only file on a
+// like rule, by size). The disk then holds at most the snapshot, max(every, entries)
+// records, what one check interval appends, and a segment.
+func (s *snapshotter) due() bool {
+	return s.shadowLSN > s.lastSnap && snapshotDue(uint64(s.shadowLSN-s.lastSnap), s.every, s.entries)
+}
+
+func snapshotDue(recordsSince, every uint64, entries int) bool {
+	return recordsSince >= every && recordsSince >= uint64(entries)
+}
+
+// take encodes the shadow and writes it as the snapshot at shadowLSN; the log then
+// deletes the segments it covers.
+func (s *snapshotter) take() {
+	began := time.Now()
+	state, err := s.shadow.MarshalBinary()
+	encoded := time.Since(began)
+	if err == nil {
+		err = s.log.Snapshot(s.shadowLSN, state)
+	}
+	if err != nil {
+		if !errors.Is(err, wal.ErrFailed) && !errors.Is(err, wal.ErrClosed) {
+			s.n.log.Error("snapshot", "lsn", s.shadowLSN, "err", err)
+		}
+		return
+	}
+	s.lastSnap, s.entries = s.shadowLSN, s.shadow.Entries()
+	attrs := []any{"lsn", s.shadowLSN, "bytes", len(state), "encode", encoded.Round(time.Microsecond),
+		"took", time.Since(began).Round(time.Microsecond)}
+	if st, ok := s.log.(interface{ Stats() wal.Stats }); ok {
+		attrs = append(attrs, "segments", st.Stats().Segments)
+	}
+	s.n.log.Info("snapshot", attrs...)
+}

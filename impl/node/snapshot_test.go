@@ -1,0 +1,58 @@
+package node_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/node"
+	"github.com/soundgate/soundgate/impl/wal"
+)
+
+// TestSnapshots: the snapshotter compacts the log from its shadow while the node goes
+// on applying commands, and a node recovered from the snapshot and the records after
+// it holds exactly the state of the node that wrote them.
+func TestSnapshots(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	l, err := wal.Open(dir, wal.Options{SegmentBytes: 4 << 10})
+	require.NoError(t, err)
+	cfg := node.Config{SnapshotEvery: 50, SnapshotCheck: 2 * time.Millisecond}
+	n, err := node.Recover(l, cfg)
+	require.NoError(t, err)
+	for r := 0; r < 4; r++ {
+		apply(t, n, core.Command{Op: core.OpOpen, Run: core.RunID(fmt.Sprint("run-", r))})
+	}
+	var last wal.LSN
+	snaps := map[wal.LSN]bool{}
+	for i := 0; i < 2000; i++ {
+		run := core.RunID(fmt.Sprint("run-", i%4))
+		a := n.Apply(node.Request{Cmd: cmd(core.OpAdmit, run, core.Key(fmt.Sprint("k", i)))})
+		require.NoError(t, a.Err)
+		last = a.After
+		if i%100 == 99 {
+			require.NoError(t, n.Durable(last))
+			time.Sleep(5 * time.Millisecond) // let the snapshotter catch up now and then
+			snaps[l.Stats().SnapshotLSN] = true
+		}
+	}
+	require.NoError(t, n.Durable(last))
+	delete(snaps, 0)
+	require.GreaterOrEqual(t, len(snaps), 2, "snapshots taken during the load: %v", snaps)
+	want := state(t, n)
+	n.Close()
+	segments := l.Stats().Segments
+	require.NoError(t, l.Close())
+	require.Less(t, segments, 10, "the log was not compacted")
+
+	l, err = wal.Open(dir, wal.Options{SegmentBytes: 4 << 10})
+	require.NoError(t, err)
+	defer l.Close()
+	m, err := node.Recover(l, cfg)
+	require.NoError(t, err)
+	defer m.Close()
+	require.Equal(t, want, state(t, m), "the state recovered from the snapshot differs")
+}

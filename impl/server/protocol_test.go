@@ -1,0 +1,125 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/soundgate/soundgate/client"
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/proto"
+	"github.com/soundgate/soundgate/impl/server"
+	"github.com/soundgate/soundgate/impl/server/servertest"
+)
+
+const (
+	agentToken    = servertest.AgentToken
+	scopedToken   = servertest.ScopedToken
+	approverToken = servertest.ApproverToken
+	operatorToken = servertest.OperatorToken
+)
+
+// TestBadInput: every bad line gets its typed error, the connection survives where
+// the protocol says so, and the gate's state does not change.
+func TestBadInput(t *testing.T) {
+	g := servertest.Start(t, servertest.Options{})
+	op := g.Dial(t, operatorToken)
+	ctx := context.Background()
+	_, err := op.Open(ctx, "r1", 0)
+	require.NoError(t, err)
+	_, err = g.Dial(t, agentToken).Admit(ctx, "r1", "k", 1, client.AdmitOptions{Gated: true})
+	require.NoError(t, err)
+	state0 := g.State(t)
+
+	cases := []struct {
+		name, token, line, wantType string
+		closes                      bool
+	}{
+		{"garbage", agentToken, "\x00\x01garbage{{", "parse_error", false},
+		{"not json object", agentToken, `[1,2,3]`, "invalid_request", false},
+		{"10 MB line", agentToken, strings.Repeat("x", 10<<20), "line_too_long", false},
+		{"unknown verb", agentToken, `{"jsonrpc":"2.0","id":1,"method":"admitt","params":{}}`, "unknown_method", false},
+		{"unknown field", agentToken, `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r1","key":"k2","epoch":1,"force":true}}`, "unknown_field", false},
+		{"epoch as string", agentToken, `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r1","key":"k2","epoch":"1"}}`, "wrong_type", false},
+		{"epoch as float", agentToken, `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r1","key":"k2","epoch":1.0}}`, "wrong_type", false},
+		{"duplicate key", agentToken, `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r1","key":"k2","key":"k3","epoch":1}}`, "duplicate_key", false},
+		{"agent decides", agentToken, `{"jsonrpc":"2.0","id":1,"method":"decide","params":{"run":"r1","key":"k","decision":"approve"}}`, "forbidden", false},
+		{"agent cancels", agentToken, `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r1"}}`, "forbidden", false},
+		{"approver admits", approverToken, `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r1","key":"k2","epoch":1}}`, "forbidden", false},
+		{"run out of scope", scopedToken, `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r1","key":"k2","epoch":1}}`, "forbidden", false},
+		{"unknown run", agentToken, `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r9","key":"k2","epoch":1}}`, "unknown_run", false},
+		{"future epoch", agentToken, `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r1","key":"k2","epoch":7}}`, "bad_epoch", false},
+		{"hello twice", agentToken, hello(agentToken), "hello_repeated", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := g.Raw(t)
+			require.Nil(t, c.Send(t, hello(tc.token)).Error)
+			resp := c.Send(t, tc.line)
+			require.NotNil(t, resp.Error, "want an error answer")
+			require.Equal(t, tc.wantType, resp.Error.Type, resp.Error.Message)
+			// The connection survives: the next request is answered.
+			run := "r1"
+			if tc.token == scopedToken {
+				run = "team-a-1" // in scope, never opened
+			}
+			next := c.Send(t, `{"jsonrpc":"2.0","id":"after","method":"status","params":{"run":"`+run+`"}}`)
+			require.Equal(t, proto.StringID("after"), next.ID)
+			if tc.token == scopedToken {
+				require.Equal(t, "unknown_run", next.Error.Type)
+			} else {
+				require.Nil(t, next.Error)
+			}
+			require.Equal(t, state0, g.State(t), "a refused request changed the gate's state")
+		})
+	}
+
+	t.Run("stale epoch is a denial", func(t *testing.T) {
+		_, err := op.Fence(ctx, "r1")
+		require.NoError(t, err)
+		res, err := g.Dial(t, agentToken).Admit(ctx, "r1", "zombie", 1, client.AdmitOptions{})
+		require.NoError(t, err)
+		require.Equal(t, core.AnswerDenied, res.Answer)
+		require.Equal(t, core.ReasonStaleEpoch, res.Reason)
+	})
+	t.Run("request before hello", func(t *testing.T) {
+		c := g.Raw(t)
+		resp := c.Send(t, `{"jsonrpc":"2.0","id":5,"method":"status","params":{"run":"r1"}}`)
+		require.Equal(t, "hello_required", resp.Error.Type)
+		require.Equal(t, proto.IntID(5), resp.ID)
+	})
+	t.Run("unknown token closes", func(t *testing.T) {
+		c := g.Raw(t)
+		resp := c.Send(t, hello("not-a-token-at-all-xx"))
+		require.Equal(t, "unauthenticated", resp.Error.Type)
+		c.Conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err := c.Conn.Read(make([]byte, 1))
+		require.Error(t, err, "the connection must be closed after a failed hello")
+	})
+	t.Run("typed errors through the client", func(t *testing.T) {
+		_, err := g.Dial(t, agentToken).Admit(ctx, "nope", "k", 1, client.AdmitOptions{})
+		require.ErrorIs(t, err, core.ErrUnknownRun)
+		_, err = g.Dial(t, agentToken).Decide(ctx, "r1", "k", core.Approve)
+		require.ErrorIs(t, err, proto.ErrForbidden)
+	})
+}
+
+func TestRolesFileErrors(t *testing.T) {
+	for _, bad := range []string{
+		`{}`, `not json`,
+		`{"tokens":[{"token":"short","role":"agent","runs":["*"]}]}`,
+		`{"tokens":[{"token":"long-enough-token-1","role":"admin"}]}`,
+		`{"tokens":[{"token":"long-enough-token-1","role":"agent"}]}`,
+		`{"tokens":[{"token":"long-enough-token-1","role":"operator"},{"token":"long-enough-token-1","role":"approver"}]}`,
+	} {
+		_, err := server.ParseRoles([]byte(bad))
+		require.ErrorIs(t, err, server.ErrRolesFile, bad)
+	}
+	_, err := server.New(server.Config{})
+	require.ErrorIs(t, err, server.ErrNoRoles)
+	_, err = server.New(server.Config{Roles: servertest.Roles()})
+	require.ErrorIs(t, err, server.ErrNoNode)
+}

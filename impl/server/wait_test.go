@@ -1,0 +1,182 @@
+package server_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/soundgate/soundgate/client"
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/node"
+	"github.com/soundgate/soundgate/impl/proto"
+	"github.com/soundgate/soundgate/impl/server/servertest"
+)
+
+type admitOut struct {
+	res proto.AdmitResult
+	err error
+}
+
+// admitAsync admits in the background and delivers the answer on the channel.
+func admitAsync(c *client.Client, run, key string, o client.AdmitOptions) chan admitOut {
+	ch := make(chan admitOut, 1)
+	go func() {
+		r, err := c.Admit(context.Background(), run, key, 1, o)
+		ch <- admitOut{r, err}
+	}()
+	return ch
+}
+
+func waitHeld(t *testing.T, agent *client.Client, run, key string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		st, _ := agent.Status(context.Background(), run, key)
+		return st.Effect != nil && st.Effect.Status == core.EffectHeld
+	}, 5*time.Second, time.Millisecond)
+}
+
+// TestHeldIsAnsweredAfterDecision: a waiting admit is answered right after the
+// decision that releases or denies it, and held when its wait runs out.
+func TestHeldIsAnsweredAfterDecision(t *testing.T) {
+	g := servertest.Start(t, servertest.Options{})
+	ctx := context.Background()
+	op, agent, approver := g.Dial(t, operatorToken), g.Dial(t, agentToken), g.Dial(t, approverToken)
+	_, err := op.Open(ctx, "r", 0)
+	require.NoError(t, err)
+	res, err := agent.Admit(ctx, "r", "gated", 1, client.AdmitOptions{Gated: true})
+	require.NoError(t, err)
+	require.Equal(t, core.AnswerHeld, res.Answer)
+
+	sibling := admitAsync(agent, "r", "sibling", client.AdmitOptions{Wait: time.Minute})
+	gated := admitAsync(agent, "r", "gated", client.AdmitOptions{Wait: time.Minute})
+	waitHeld(t, agent, "r", "sibling")
+	select {
+	case o := <-sibling:
+		t.Fatalf("the sibling was answered during the pause: %+v", o)
+	case <-time.After(50 * time.Millisecond):
+	}
+	_, err = approver.Decide(ctx, "r", "gated", core.Approve)
+	require.NoError(t, err)
+	for _, ch := range []chan admitOut{sibling, gated} {
+		o := <-ch
+		require.NoError(t, o.err)
+		require.Equal(t, core.AnswerAdmit, o.res.Answer)
+	}
+
+	// A rejection answers the waiting sibling with denied(rejected).
+	_, err = agent.Admit(ctx, "r", "g2", 1, client.AdmitOptions{Gated: true})
+	require.NoError(t, err)
+	sibling = admitAsync(agent, "r", "s2", client.AdmitOptions{Wait: time.Minute})
+	waitHeld(t, agent, "r", "s2")
+	_, err = approver.Decide(ctx, "r", "g2", core.Reject)
+	require.NoError(t, err)
+	o := <-sibling
+	require.NoError(t, o.err)
+	require.Equal(t, core.AnswerDenied, o.res.Answer)
+	require.Equal(t, core.ReasonRejected, o.res.Reason)
+
+	// The wait runs out: held.
+	_, err = agent.Admit(ctx, "r", "g3", 1, client.AdmitOptions{Gated: true})
+	require.NoError(t, err)
+	start := time.Now()
+	res, err = agent.Admit(ctx, "r", "g3", 1, client.AdmitOptions{Wait: 30 * time.Millisecond})
+	require.NoError(t, err)
+	require.Equal(t, core.AnswerHeld, res.Answer)
+	require.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond)
+
+	// Cancel answers a waiting admit with denied(cancelled).
+	gated = admitAsync(agent, "r", "g3", client.AdmitOptions{Wait: time.Minute})
+	require.Eventually(t, func() bool { return g.Node.Waiting() == 1 }, 5*time.Second, time.Millisecond)
+	_, err = op.Cancel(ctx, "r")
+	require.NoError(t, err)
+	o = <-gated
+	require.NoError(t, o.err)
+	require.Equal(t, core.ReasonCancelled, o.res.Reason)
+}
+
+// A waiting admit whose peer has gone is dropped, not admitted later for nobody.
+func TestParkedAdmitOfGonePeerIsDropped(t *testing.T) {
+	g := servertest.Start(t, servertest.Options{Node: node.Config{Now: func() core.Time { return 1 }}})
+	ctx := context.Background()
+	op, ap, ag := g.Dial(t, operatorToken), g.Dial(t, approverToken), g.Dial(t, agentToken)
+	_, err := op.Open(ctx, "r", 0)
+	require.NoError(t, err)
+	_, err = ag.Admit(ctx, "r", "g", 1, client.AdmitOptions{Gated: true})
+	require.NoError(t, err)
+	gone, err := client.Dial(ctx, g.Unix, agentToken)
+	require.NoError(t, err)
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	gone.Admit(cctx, "r", "k", 1, client.AdmitOptions{Wait: 5 * time.Minute})
+	cancel()
+	gone.Close() // the process that asked is gone
+	require.Eventually(t, func() bool { return g.Node.Waiting() == 0 }, 5*time.Second, time.Millisecond)
+	_, err = ap.Decide(ctx, "r", "g", core.Approve)
+	require.NoError(t, err)
+	st, err := ag.Status(ctx, "r", "k")
+	require.NoError(t, err)
+	require.NotEqual(t, core.EffectAdmitted, st.Effect.Status, "an admit was given to a disconnected peer")
+	res, err := ag.Admit(ctx, "r", "k", 1, client.AdmitOptions{})
+	require.NoError(t, err)
+	require.Equal(t, core.AnswerAdmit, res.Answer, "the retry gets the admit")
+}
+
+// When a re-ask times the run out in the middle of a wake, the admits kept as held
+// are asked again and hear denied(timed_out) at once, not when their wait runs out.
+func TestWaiterNotStrandedOnTimedOutRun(t *testing.T) {
+	var armed, calls atomic.Int32
+	now := func() core.Time {
+		// Armed: the decide reads the clock first (call 1), the re-ask of a second
+		// (call 2, still before the deadline), the re-ask of b third: past it.
+		if armed.Load() == 1 && calls.Add(1) > 2 {
+			return 2000
+		}
+		return 100
+	}
+	g := servertest.Start(t, servertest.Options{Node: node.Config{Now: now}})
+	ctx := context.Background()
+	op, ap, ag := g.Dial(t, operatorToken), g.Dial(t, approverToken), g.Dial(t, agentToken)
+	_, err := op.Open(ctx, "r", time.Second) // deadline 1100
+	require.NoError(t, err)
+	ag.Admit(ctx, "r", "g1", 1, client.AdmitOptions{Gated: true})
+	ag.Admit(ctx, "r", "g2", 1, client.AdmitOptions{Gated: true})
+	a := admitAsync(ag, "r", "a", client.AdmitOptions{Wait: 5 * time.Second})
+	require.Eventually(t, func() bool { return g.Node.Waiting() == 1 }, 5*time.Second, time.Millisecond)
+	b := admitAsync(ag, "r", "b", client.AdmitOptions{Wait: 5 * time.Second})
+	require.Eventually(t, func() bool { return g.Node.Waiting() == 2 }, 5*time.Second, time.Millisecond)
+	armed.Store(1)
+	start := time.Now()
+	_, err = ap.Decide(ctx, "r", "g1", core.Approve) // g2 still pending: a stays held, b's re-ask times r out
+	require.NoError(t, err)
+	for _, ch := range []chan admitOut{a, b} {
+		o := <-ch
+		require.NoError(t, o.err)
+		require.Equal(t, core.ReasonTimedOut, o.res.Reason)
+	}
+	require.Less(t, time.Since(start), 2*time.Second, "a waiter was stranded on a timed-out run")
+}
+
+// TestWaiterLimit: a second waiting admit beyond the node's WaitersMax is refused
+// with overloaded, before the core sees it: the refusal changes nothing.
+func TestWaiterLimit(t *testing.T) {
+	g := servertest.Start(t, servertest.Options{Node: node.Config{WaitersMax: 1}})
+	ctx := context.Background()
+	op, agent := g.Dial(t, operatorToken), g.Dial(t, agentToken)
+	_, err := op.Open(ctx, "r", 0)
+	require.NoError(t, err)
+	_, err = agent.Admit(ctx, "r", "g", 1, client.AdmitOptions{Gated: true})
+	require.NoError(t, err)
+	first := admitAsync(agent, "r", "a", client.AdmitOptions{Wait: 5 * time.Second})
+	require.Eventually(t, func() bool { return g.Node.Waiting() == 1 }, 5*time.Second, time.Millisecond)
+	before := g.State(t)
+	_, err = agent.Admit(ctx, "r", "b", 1, client.AdmitOptions{Wait: 5 * time.Second})
+	require.ErrorIs(t, err, proto.ErrOverloaded, "a second waiting admit must be refused")
+	_, err = agent.Admit(ctx, "r", "g2", 1, client.AdmitOptions{Gated: true, Wait: time.Second})
+	require.ErrorIs(t, err, proto.ErrOverloaded)
+	require.Equal(t, before, g.State(t), "overloaded changed the gate's state")
+	_, err = op.Cancel(ctx, "r")
+	require.NoError(t, err)
+	require.NoError(t, (<-first).err)
+}
