@@ -26,11 +26,7 @@ func TestGroupCommit(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				lsn, err := l.Append([]byte("decision"))
-				if err == nil {
-					err = l.WaitDurable(context.Background(), lsn)
-				}
-				if err != nil {
+				if err := appendDurable(l, []byte("decision")); err != nil {
 					errs <- err
 					return
 				}
@@ -118,15 +114,8 @@ func TestContextDoneWhileALeaderWrites(t *testing.T) {
 	l := mustOpen(t, h, 0)
 	defer l.Close()
 	replayAll(t, l)
-	reached, release := holdFirstWrite(h)
+	first, leader, release := holdLeader(t, h, l, []byte("first"))
 	defer release()
-	first, err := l.Append([]byte("first"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	leader := make(chan error, 1)
-	go func() { leader <- l.WaitDurable(context.Background(), first) }()
-	<-reached // the leader is writing
 	// One waiter for a record in the commit in flight, one for a record behind it.
 	for _, lsn := range []LSN{first, first + 1} {
 		if lsn > first {
@@ -297,17 +286,9 @@ func TestFailDuringCommit(t *testing.T) {
 // an unlock of an unlocked mutex).
 func TestCloseWhileALeaderWrites(t *testing.T) {
 	h := newHandleFS()
-	l := mustOpen(t, h, 0)
-	replayAll(t, l)
-	reached, release := holdFirstWrite(h)
+	l := openEmpty(t, h, 0)
+	_, leader, release := holdLeader(t, h, l, []byte("first"))
 	defer release()
-	first, err := l.Append([]byte("first"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	leader := make(chan error, 1)
-	go func() { leader <- l.WaitDurable(context.Background(), first) }()
-	<-reached
 	if _, err := l.Append([]byte("second")); err != nil {
 		t.Fatal(err)
 	}
@@ -344,8 +325,7 @@ func TestCloseWhileALeaderWrites(t *testing.T) {
 // made durable by a single fdatasync; all of it survives a crash.
 func TestLargeBatch(t *testing.T) {
 	fsys := walfs.NewFaultFS()
-	l := mustOpen(t, fsys, 0)
-	replayAll(t, l)
+	l := openEmpty(t, fsys, 0)
 	writes, syncs := fsys.Ops(walfs.OpWrite), fsys.Ops(walfs.OpSync)
 	const n, size = 3000, 1000 // about 3 MiB: three chunks
 	var lsn LSN
@@ -554,15 +534,8 @@ func TestAppendWaitsForTheWriter(t *testing.T) {
 	l.mu.Lock()
 	l.pendingMax = 300
 	l.mu.Unlock()
-	reached, release := holdFirstWrite(h)
+	_, led, release := holdLeader(t, h, l, payload(1, 100)) // held inside the write of record 1's batch
 	defer release()
-	first, err := l.Append(payload(1, 100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	led := make(chan error, 1)
-	go func() { led <- l.WaitDurable(context.Background(), first) }()
-	<-reached // the leader holds the batch of record 1 inside its write
 	if _, err := l.Append(payload(2, 200)); err != nil {
 		t.Fatal(err)
 	}

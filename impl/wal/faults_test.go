@@ -13,12 +13,6 @@ import (
 	"github.com/soundgate/soundgate/impl/wal/walfs"
 )
 
-// history is what a test appended and what the log acknowledged.
-type history struct {
-	recs  map[LSN][]byte
-	acked LSN // every LSN up to this one was acknowledged (WaitDurable returned nil)
-}
-
 // checkRecovered reopens the log after a crash and checks that it holds a prefix of
 // the history containing every acknowledged record.
 func checkRecovered(t *testing.T, fsys walfs.FS, segBytes int64, h history) LSN {
@@ -75,14 +69,8 @@ func TestFaults(t *testing.T) {
 			t.Run(tc.name+"/"+crash, func(t *testing.T) {
 				const segBytes = 1024 // a new segment every few records
 				fsys := walfs.NewFaultFS()
-				l := mustOpen(t, fsys, segBytes)
-				replayAll(t, l)
-				h := history{recs: map[LSN][]byte{}}
-				for i := 1; i <= 10; i++ {
-					rec := payload(LSN(i), 90)
-					h.recs[appendWait(t, l, rec)] = rec
-					h.acked = LSN(i)
-				}
+				l := openEmpty(t, fsys, segBytes)
+				h := fill(t, l, 10, 90)
 				tc.inject(fsys)
 				var failure error
 				for i := 11; i <= 200 && failure == nil; i++ {
@@ -155,14 +143,8 @@ func TestSnapshotFaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			const segBytes = 1024
 			fsys := walfs.NewFaultFS()
-			l := mustOpen(t, fsys, segBytes)
-			replayAll(t, l)
-			h := history{recs: map[LSN][]byte{}}
-			for i := 1; i <= 40; i++ {
-				rec := payload(LSN(i), 90)
-				h.recs[appendWait(t, l, rec)] = rec
-				h.acked = LSN(i)
-			}
+			l := openEmpty(t, fsys, segBytes)
+			h := fill(t, l, 40, 90)
 			if err := l.Snapshot(20, []byte("state@20")); err != nil {
 				t.Fatal(err)
 			}
@@ -210,18 +192,14 @@ func TestFailureNamesTheFile(t *testing.T) {
 	for _, reopen := range []bool{false, true} {
 		t.Run(fmt.Sprintf("reopen=%v", reopen), func(t *testing.T) {
 			fsys := walfs.NewFaultFS()
-			l := mustOpen(t, fsys, 0)
-			replayAll(t, l)
+			l := openEmpty(t, fsys, 0)
 			if reopen {
 				appendWait(t, l, []byte("one"))
 				l.Close()
-				l = mustOpen(t, fsys, 0)
-				replayAll(t, l)
+				l = openEmpty(t, fsys, 0)
 			}
 			defer l.Close()
-			fsys.Inject(walfs.Fault{Op: walfs.OpWrite, Path: segmentSuffix})
-			lsn, _ := l.Append([]byte("two"))
-			err := l.WaitDurable(context.Background(), lsn)
+			err := failNext(t, fsys, l, walfs.Fault{Op: walfs.OpWrite, Path: segmentSuffix}, []byte("two"))
 			var fe *FailedError
 			if !errors.As(err, &fe) || fe.Op != "write" || fe.Path != segPath(1) || !errors.Is(err, walfs.ErrInjected) {
 				t.Fatalf("WaitDurable = %v, want the *FailedError of the write to %s", err, segPath(1))
@@ -242,15 +220,9 @@ func TestFailureNamesTheFile(t *testing.T) {
 // and its fdatasync on a failed log).
 func TestFailedLogIsNotSyncedAgain(t *testing.T) {
 	fsys := walfs.NewFaultFS()
-	l := mustOpen(t, fsys, 0)
-	replayAll(t, l)
+	l := openEmpty(t, fsys, 0)
 	appendWait(t, l, []byte("durable"))
-	fsys.Inject(walfs.Fault{Op: walfs.OpSync, Path: segmentSuffix})
-	lsn, err := l.Append([]byte("lost"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.WaitDurable(context.Background(), lsn); !errors.Is(err, ErrFailed) {
+	if err := failNext(t, fsys, l, walfs.Fault{Op: walfs.OpSync, Path: segmentSuffix}, []byte("lost")); !errors.Is(err, ErrFailed) {
 		t.Fatalf("WaitDurable = %v, want the fdatasync failure", err)
 	}
 	syncs, truncs := fsys.Ops(walfs.OpSync), fsys.Ops(walfs.OpTruncate)
@@ -319,18 +291,10 @@ func TestFileHandlesClosed(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHandleFS()
-			l := mustOpen(t, h, 1024)
-			replayAll(t, l)
-			for i := 1; i <= 8; i++ {
-				appendWait(t, l, payload(LSN(i), 104))
-			}
+			l := openEmpty(t, h, 1024)
+			fill(t, l, 8, 104)
 			if tc.fault != nil {
-				h.Inject(*tc.fault)
-				lsn, err := l.Append(payload(9, 104)) // segment 2
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := l.WaitDurable(context.Background(), lsn); !errors.Is(err, ErrFailed) {
+				if err := failNext(t, h, l, *tc.fault, payload(9, 104)); !errors.Is(err, ErrFailed) { // record 9 starts segment 2
 					t.Fatalf("WaitDurable = %v, want the injected failure", err)
 				}
 			}

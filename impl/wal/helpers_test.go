@@ -21,8 +21,21 @@ import (
 // it is the test to catch; `go run ./cmd/mutate -only ID -test ./impl/wal/ ./impl/wal/`
 // re-runs one.
 
+// testDir is the log's directory on FaultFS.
 const testDir = "/wal"
 
+// bothFS are the file systems a test that must hold on a real disk runs on: the
+// operating system's, in a temporary directory, and FaultFS.
+var bothFS = []struct {
+	name string
+	fs   func(t *testing.T) (walfs.FS, string)
+}{
+	{"os", func(t *testing.T) (walfs.FS, string) { return walfs.OS{}, t.TempDir() }},
+	{"fault", func(t *testing.T) (walfs.FS, string) { return walfs.NewFaultFS(), testDir }},
+}
+
+// payload is the content of record lsn in the tests: size bytes that differ from one
+// LSN to the next.
 func payload(lsn LSN, size int) []byte {
 	b := make([]byte, size)
 	for i := range b {
@@ -31,6 +44,7 @@ func payload(lsn LSN, size int) []byte {
 	return b
 }
 
+// replayed is what Replay delivered.
 type replayed struct {
 	snapLSN LSN
 	state   []byte
@@ -38,6 +52,7 @@ type replayed struct {
 	recs    [][]byte
 }
 
+// replayAll replays l and returns copies of the snapshot and of every record.
 func replayAll(t *testing.T, l *Log) replayed {
 	t.Helper()
 	var r replayed
@@ -55,6 +70,7 @@ func replayAll(t *testing.T, l *Log) replayed {
 	return r
 }
 
+// mustOpen opens the log in testDir of fsys with segments of segBytes (0: the default).
 func mustOpen(t *testing.T, fsys walfs.FS, segBytes int64) *Log {
 	t.Helper()
 	l, err := Open(testDir, Options{FS: fsys, SegmentBytes: segBytes})
@@ -64,6 +80,7 @@ func mustOpen(t *testing.T, fsys walfs.FS, segBytes int64) *Log {
 	return l
 }
 
+// appendWait appends rec, waits until it is durable and returns its LSN.
 func appendWait(t *testing.T, l *Log, rec []byte) LSN {
 	t.Helper()
 	lsn, err := l.Append(rec)
@@ -76,6 +93,65 @@ func appendWait(t *testing.T, l *Log, rec []byte) LSN {
 	return lsn
 }
 
+// openEmpty opens the log as mustOpen does and replays it: ready for Append.
+func openEmpty(t *testing.T, fsys walfs.FS, segBytes int64) *Log {
+	t.Helper()
+	l := mustOpen(t, fsys, segBytes)
+	replayAll(t, l)
+	return l
+}
+
+// history is what a test appended and what the log acknowledged.
+type history struct {
+	recs  map[LSN][]byte
+	acked LSN // every LSN up to this one was acknowledged (WaitDurable returned nil)
+}
+
+// fill appends n records of size bytes to a new log, payload(i, size) for i = 1..n,
+// waits for each, and returns them as the acknowledged history.
+func fill(t *testing.T, l *Log, n, size int) history {
+	t.Helper()
+	h := history{recs: map[LSN][]byte{}}
+	for i := 1; i <= n; i++ {
+		rec := payload(LSN(i), size)
+		h.recs[appendWait(t, l, rec)] = rec
+		h.acked = LSN(i)
+	}
+	return h
+}
+
+// appendDurable appends rec and waits until it is durable.
+func appendDurable(l *Log, rec []byte) error {
+	lsn, err := l.Append(rec)
+	if err == nil {
+		err = l.WaitDurable(context.Background(), lsn)
+	}
+	return err
+}
+
+// failNext injects fault into fsys, appends rec and returns what WaitDurable of it
+// returns: the log's failure when the fault fails the commit.
+func failNext(t *testing.T, fsys interface{ Inject(walfs.Fault) }, l *Log, fault walfs.Fault, rec []byte) error {
+	t.Helper()
+	fsys.Inject(fault)
+	lsn, err := l.Append(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.WaitDurable(context.Background(), lsn)
+}
+
+// snapshotAt opens the log on fsys, snapshots state at upto and closes the log.
+func snapshotAt(t *testing.T, fsys walfs.FS, segBytes int64, upto LSN, state []byte) {
+	t.Helper()
+	l := openEmpty(t, fsys, segBytes)
+	if err := l.Snapshot(upto, state); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+}
+
+// segPath is the path of segment n in testDir.
 func segPath(n uint64) string { return testDir + "/" + segmentName(n) }
 
 // buildLog writes n acknowledged records of size bytes with 1 KiB segments, closes
@@ -83,11 +159,8 @@ func segPath(n uint64) string { return testDir + "/" + segmentName(n) }
 func buildLog(t *testing.T, n, size int) (*walfs.FaultFS, map[string][]int) {
 	t.Helper()
 	fsys := walfs.NewFaultFS()
-	l := mustOpen(t, fsys, 1024)
-	replayAll(t, l)
-	for i := 1; i <= n; i++ {
-		appendWait(t, l, payload(LSN(i), size))
-	}
+	l := openEmpty(t, fsys, 1024)
+	fill(t, l, n, size)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -389,6 +462,24 @@ func holdFirstWrite(h *handleFS) (reached <-chan struct{}, release func()) {
 	h.mu.Unlock()
 	var relOnce sync.Once
 	return r, func() { relOnce.Do(func() { close(rel) }) }
+}
+
+// holdLeader appends rec and starts a WaitDurable of it that leads the commit, and
+// returns once that leader is held inside its write (holdFirstWrite): the record's
+// LSN, the channel that receives the leader's result, and the function that lets
+// the write go on.
+func holdLeader(t *testing.T, h *handleFS, l *Log, rec []byte) (lsn LSN, leader chan error, release func()) {
+	t.Helper()
+	reached, release := holdFirstWrite(h)
+	lsn, err := l.Append(rec)
+	if err != nil {
+		release()
+		t.Fatal(err)
+	}
+	leader = make(chan error, 1)
+	go func() { leader <- l.WaitDurable(context.Background(), lsn) }()
+	<-reached
+	return lsn, leader, release
 }
 
 // shortWriteFile writes records to a segment one byte short and reports no error

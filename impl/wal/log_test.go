@@ -14,13 +14,7 @@ import (
 // TestRoundTrip appends records of many sizes across segments, on the real file
 // system and on FaultFS, and replays them after a clean close.
 func TestRoundTrip(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		fs   func(t *testing.T) (walfs.FS, string)
-	}{
-		{"os", func(t *testing.T) (walfs.FS, string) { return walfs.OS{}, t.TempDir() }},
-		{"fault", func(t *testing.T) (walfs.FS, string) { return walfs.NewFaultFS(), testDir }},
-	} {
+	for _, tc := range bothFS {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys, dir := tc.fs(t)
 			l, err := Open(dir, Options{FS: fsys, SegmentBytes: 4096})
@@ -106,13 +100,10 @@ func TestCloseTwice(t *testing.T) {
 	for _, failed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("failed=%v", failed), func(t *testing.T) {
 			fsys := walfs.NewFaultFS()
-			l := mustOpen(t, fsys, 0)
-			replayAll(t, l)
+			l := openEmpty(t, fsys, 0)
 			appendWait(t, l, []byte("one"))
 			if failed {
-				fsys.Inject(walfs.Fault{Op: walfs.OpSync, Path: segmentSuffix})
-				lsn, _ := l.Append([]byte("two"))
-				l.WaitDurable(context.Background(), lsn)
+				failNext(t, fsys, l, walfs.Fault{Op: walfs.OpSync, Path: segmentSuffix}, []byte("two"))
 			}
 			first := l.Close()
 			if second := l.Close(); second != first || (first == nil) == failed {
@@ -162,8 +153,7 @@ func TestBadInput(t *testing.T) {
 // Kills: impl/wal/log.go:Log.Append:constant (return 1 with the error: three mutants).
 func TestAppendRefusedIsLSNZero(t *testing.T) {
 	fsys := walfs.NewFaultFS()
-	l := mustOpen(t, fsys, 0)
-	replayAll(t, l)
+	l := openEmpty(t, fsys, 0)
 	appendWait(t, l, []byte("one"))
 	if lsn, err := l.Append(make([]byte, RecordBytesMax+1)); lsn != 0 || !errors.Is(err, ErrRecordTooLarge) {
 		t.Errorf("too large: lsn %d, err %v; want 0, ErrRecordTooLarge", lsn, err)
@@ -177,9 +167,7 @@ func TestAppendRefusedIsLSNZero(t *testing.T) {
 	l = mustOpen(t, fsys, 0)
 	defer l.Close()
 	replayAll(t, l)
-	fsys.Inject(walfs.Fault{Op: walfs.OpSync, Path: segmentSuffix})
-	lsn, _ := l.Append([]byte("two"))
-	if err := l.WaitDurable(context.Background(), lsn); !errors.Is(err, ErrFailed) {
+	if err := failNext(t, fsys, l, walfs.Fault{Op: walfs.OpSync, Path: segmentSuffix}, []byte("two")); !errors.Is(err, ErrFailed) {
 		t.Fatalf("WaitDurable = %v, want the injected failure", err)
 	}
 	if lsn, err := l.Append([]byte("three")); lsn != 0 || !errors.Is(err, ErrFailed) {
@@ -242,15 +230,13 @@ func TestSegmentBoundaries(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys := walfs.NewFaultFS()
-			l := mustOpen(t, fsys, segBytes)
-			replayAll(t, l)
+			l := openEmpty(t, fsys, segBytes)
 			for i, size := range tc.sizes {
 				if i == tc.reopen && i > 0 {
 					if err := l.Close(); err != nil {
 						t.Fatal(err)
 					}
-					l = mustOpen(t, fsys, segBytes)
-					replayAll(t, l)
+					l = openEmpty(t, fsys, segBytes)
 				}
 				appendWait(t, l, payload(LSN(i+1), size))
 			}
@@ -285,15 +271,11 @@ func TestSegmentBoundaries(t *testing.T) {
 // impl/wal/log.go:Log.Replay:boolean (!ok && r.lsn != want).
 func TestReplayRechecks(t *testing.T) {
 	fsys := walfs.NewFaultFS()
-	l := mustOpen(t, fsys, 0)
-	replayAll(t, l)
-	for i := 1; i <= 3; i++ {
-		appendWait(t, l, payload(LSN(i), 40))
-	}
+	l := openEmpty(t, fsys, 0)
+	fill(t, l, 3, 40)
 	l.Close()
 
-	l = mustOpen(t, fsys, 0)
-	replayAll(t, l)
+	l = openEmpty(t, fsys, 0)
 	if err := l.Replay(nil, nil); !errors.Is(err, ErrReplayed) {
 		t.Errorf("second Replay = %v, want ErrReplayed", err)
 	}
@@ -325,13 +307,7 @@ func TestReplayRechecks(t *testing.T) {
 // TestSecondOpenRefused: a directory has one writer; a second Open is refused with
 // ErrLocked until the first closes (or its process dies: the lock goes with it).
 func TestSecondOpenRefused(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		fs   func(t *testing.T) (walfs.FS, string)
-	}{
-		{"os", func(t *testing.T) (walfs.FS, string) { return walfs.OS{}, t.TempDir() }},
-		{"fault", func(t *testing.T) (walfs.FS, string) { return walfs.NewFaultFS(), testDir }},
-	} {
+	for _, tc := range bothFS {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys, dir := tc.fs(t)
 			l, err := Open(dir, Options{FS: fsys})

@@ -95,12 +95,7 @@ func TestStructuralCorruption(t *testing.T) {
 	})
 	t.Run("bad snapshot", func(t *testing.T) {
 		fsys, _ := buildLog(t, 30, 90)
-		l := mustOpen(t, fsys, 1024)
-		replayAll(t, l)
-		if err := l.Snapshot(20, []byte("state")); err != nil {
-			t.Fatal(err)
-		}
-		l.Close()
+		snapshotAt(t, fsys, 1024, 20, []byte("state"))
 		p := testDir + "/" + snapshotName(20)
 		if err := fsys.Corrupt(p, snapshotHeaderBytes+1, 1); err != nil {
 			t.Fatal(err)
@@ -113,12 +108,7 @@ func TestStructuralCorruption(t *testing.T) {
 	})
 	t.Run("first segment after the snapshot removed", func(t *testing.T) {
 		fsys, _ := buildLog(t, 30, 90)
-		l := mustOpen(t, fsys, 1024)
-		replayAll(t, l)
-		if err := l.Snapshot(12, []byte("state")); err != nil {
-			t.Fatal(err)
-		}
-		l.Close()
+		snapshotAt(t, fsys, 1024, 12, []byte("state"))
 		names, _ := fsys.ReadDir(testDir)
 		for _, n := range names {
 			if strings.HasSuffix(n, segmentSuffix) {
@@ -244,8 +234,7 @@ func TestRefusalNamesTheMagic(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys := walfs.NewFaultFS()
-			l := mustOpen(t, fsys, 0)
-			replayAll(t, l)
+			l := openEmpty(t, fsys, 0)
 			appendWait(t, l, []byte("one"))
 			if err := l.Snapshot(1, []byte("state")); err != nil {
 				t.Fatal(err)
@@ -524,11 +513,8 @@ func TestRepairRemoveFails(t *testing.T) {
 // Kills: impl/wal/log.go:open:sync-drop (the fdatasync of the recovered active segment).
 func TestOpenSyncsTheRecoveredTail(t *testing.T) {
 	fsys := walfs.NewFaultFS()
-	l := mustOpen(t, fsys, 0)
-	replayAll(t, l)
-	for i := 1; i <= 3; i++ {
-		appendWait(t, l, payload(LSN(i), 50))
-	}
+	l := openEmpty(t, fsys, 0)
+	fill(t, l, 3, 50)
 	fsys.Inject(walfs.Fault{Op: walfs.OpSync, Path: segmentSuffix})
 	for i := 4; i <= 5; i++ {
 		if _, err := l.Append(payload(LSN(i), 50)); err != nil {

@@ -28,14 +28,11 @@ import (
 func TestReservationAhead(t *testing.T) {
 	const mib = 1 << 20
 	h := newHandleFS()
-	l := mustOpen(t, h, 8*mib)
-	replayAll(t, l)
+	l := openEmpty(t, h, 8*mib)
 	if got := h.Size(segPath(1)); got != segmentHeaderBytes+mib {
 		t.Fatalf("new segment is %d bytes, want its header + 1 MiB reserved", got)
 	}
-	for i := 1; i <= 3; i++ {
-		appendWait(t, l, payload(LSN(i), 100))
-	}
+	fill(t, l, 3, 100)
 	if got := h.Size(segPath(1)); got != segmentHeaderBytes+mib {
 		t.Fatalf("after three commits the segment is %d bytes, want it unchanged (%d)", got, segmentHeaderBytes+mib)
 	}
@@ -43,8 +40,7 @@ func TestReservationAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, end := segmentRecords(t, h, segPath(1))
-	l = mustOpen(t, h, 8*mib)
-	replayAll(t, l)
+	l = openEmpty(t, h, 8*mib)
 	if got := h.Size(segPath(1)); got != int64(end)+mib {
 		t.Fatalf("recovered segment is %d bytes after Open, want its %d bytes of records + 1 MiB reserved", got, end)
 	}
@@ -52,11 +48,8 @@ func TestReservationAhead(t *testing.T) {
 
 	h = newHandleFS()
 	h.SetAllocate(false)
-	l = mustOpen(t, h, 8*mib)
-	replayAll(t, l)
-	for i := 1; i <= 3; i++ {
-		appendWait(t, l, payload(LSN(i), 100))
-	}
+	l = openEmpty(t, h, 8*mib)
+	fill(t, l, 3, 100)
 	l.Close()
 	if h.allocs != 1 {
 		t.Fatalf("Allocate asked %d times of a file system without it, want once", h.allocs)
@@ -91,12 +84,9 @@ func TestReservationFollowsTheWrites(t *testing.T) {
 func TestReservedTailIsACleanEnd(t *testing.T) {
 	for _, segBytes := range []int64{0, 4096} { // the default (64 MiB), and one that rolls over
 		fsys := walfs.NewFaultFS()
-		l := mustOpen(t, fsys, segBytes)
-		replayAll(t, l)
+		l := openEmpty(t, fsys, segBytes)
 		const n = 100
-		for i := 1; i <= n; i++ {
-			appendWait(t, l, payload(LSN(i), 60))
-		}
+		fill(t, l, n, 60)
 		fsys.Crash(nil) // keep exactly the durable state
 		fsys.Restart()
 		active := lastSegment(t, fsys)
@@ -170,11 +160,8 @@ func TestReservedZerosAreTheCleanEnd(t *testing.T) {
 // a segment that is not the last are damage (a crash cannot leave them).
 func TestOnlyTheLastSegmentIsReserved(t *testing.T) {
 	fsys := walfs.NewFaultFS()
-	l := mustOpen(t, fsys, 1024)
-	replayAll(t, l)
-	for i := 1; i <= 40; i++ {
-		appendWait(t, l, payload(LSN(i), 90))
-	}
+	l := openEmpty(t, fsys, 1024)
+	fill(t, l, 40, 90)
 	check := func(when string, wantSegments int) {
 		t.Helper()
 		names, _ := fsys.ReadDir(testDir)
@@ -228,11 +215,8 @@ func TestOnlyTheLastSegmentIsReserved(t *testing.T) {
 // Kills: impl/wal/log.go:Log.Close:sync-drop (the fdatasync after the cut).
 func TestCleanCloseCutsDurably(t *testing.T) {
 	fsys := walfs.NewFaultFS()
-	l := mustOpen(t, fsys, 0)
-	replayAll(t, l)
-	for i := 1; i <= 3; i++ {
-		appendWait(t, l, payload(LSN(i), 70))
-	}
+	l := openEmpty(t, fsys, 0)
+	fill(t, l, 3, 70)
 	if got := fsys.Size(segPath(1)); got <= int64(segmentHeaderBytes+3*90) {
 		t.Fatalf("segment is %d bytes before Close: no space was reserved, the test does not reach the case", got)
 	}
@@ -256,11 +240,8 @@ func TestCleanCloseCutsDurably(t *testing.T) {
 func TestReserveIsBestEffort(t *testing.T) {
 	fsys := walfs.NewFaultFS()
 	fsys.SetAllocate(false)
-	l := mustOpen(t, fsys, 0)
-	replayAll(t, l)
-	for i := 1; i <= 10; i++ {
-		appendWait(t, l, payload(LSN(i), 50))
-	}
+	l := openEmpty(t, fsys, 0)
+	fill(t, l, 10, 50)
 	if got := fsys.Size(segPath(1)); got != segmentHeaderBytes+10*(recordHeaderBytes+50) {
 		t.Fatalf("without reservation the segment is %d bytes, want exactly its records", got)
 	}
@@ -268,11 +249,8 @@ func TestReserveIsBestEffort(t *testing.T) {
 
 	fsys = walfs.NewFaultFS()
 	fsys.SetCapacity(8 << 10) // far less than a reservation chunk
-	l = mustOpen(t, fsys, 0)
-	replayAll(t, l)
-	for i := 1; i <= 20; i++ {
-		appendWait(t, l, payload(LSN(i), 100))
-	}
+	l = openEmpty(t, fsys, 0)
+	fill(t, l, 20, 100)
 	if fsys.Ops(walfs.OpAllocate) == 0 {
 		t.Fatal("the log never tried to reserve space")
 	}
@@ -300,9 +278,7 @@ func TestReserveOnDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	replayAll(t, l)
-	for i := 1; i <= 10; i++ {
-		appendWait(t, l, payload(LSN(i), 50))
-	}
+	fill(t, l, 10, 50)
 	path := filepath.Join(dir, segmentName(1))
 	content := int64(segmentHeaderBytes + 10*(recordHeaderBytes+50))
 	fi, err := os.Stat(path)

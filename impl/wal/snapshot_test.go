@@ -22,11 +22,8 @@ import (
 // segment holding upto+1 removed, and with it record upto+1).
 func TestSnapshotBounds(t *testing.T) {
 	fsys := walfs.NewFaultFS()
-	l := mustOpen(t, fsys, 1024)
-	replayAll(t, l)
-	for i := 1; i <= 10; i++ { // segment 1: 1..8, segment 2: 9, 10
-		appendWait(t, l, payload(LSN(i), 104))
-	}
+	l := openEmpty(t, fsys, 1024)
+	fill(t, l, 10, 104) // segment 1: 1..8, segment 2: 9, 10
 	if err := l.Snapshot(7, []byte("at 7")); err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +53,7 @@ func TestSnapshotEmptyState(t *testing.T) {
 	for _, state := range [][]byte{nil, {}, []byte("x")} {
 		t.Run(fmt.Sprintf("%d bytes", len(state)), func(t *testing.T) {
 			fsys := walfs.NewFaultFS()
-			l := mustOpen(t, fsys, 0)
-			replayAll(t, l)
+			l := openEmpty(t, fsys, 0)
 			appendWait(t, l, []byte("one"))
 			appendWait(t, l, []byte("two"))
 			if err := l.Snapshot(1, state); err != nil {
@@ -97,8 +93,7 @@ func TestSnapshotEmptyState(t *testing.T) {
 // of n against len(b)).
 func TestSnapshotShortWrite(t *testing.T) {
 	h := newHandleFS()
-	l := mustOpen(t, h, 0)
-	replayAll(t, l)
+	l := openEmpty(t, h, 0)
 	appendWait(t, l, []byte("one"))
 	h.mu.Lock()
 	h.shortWrite = func(path string) bool { return strings.HasSuffix(path, tmpSuffix) }
@@ -124,11 +119,8 @@ func TestSnapshotShortWrite(t *testing.T) {
 // compaction raced its shutdown).
 func TestSnapshotAfterCloseRefused(t *testing.T) {
 	fsys := walfs.NewFaultFS()
-	l := mustOpen(t, fsys, 1024)
-	replayAll(t, l)
-	for i := 1; i <= 10; i++ { // two segments
-		appendWait(t, l, payload(LSN(i), 104))
-	}
+	l := openEmpty(t, fsys, 1024)
+	fill(t, l, 10, 104) // two segments
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -156,11 +148,8 @@ func TestSnapshotAfterCloseRefused(t *testing.T) {
 // Kills: impl/wal/log.go:Log.createSegment:sync-drop (the fdatasync of the header).
 func TestSnapshotDuringRolloverSurvivesPowerLoss(t *testing.T) {
 	h := newHandleFS()
-	l := mustOpen(t, h, 1024)
-	replayAll(t, l)
-	for i := 1; i <= 8; i++ { // 32 + 8 × 124 bytes: segment 1 is full
-		appendWait(t, l, payload(LSN(i), 104))
-	}
+	l := openEmpty(t, h, 1024)
+	fill(t, l, 8, 104) // 32 + 8 × 124 bytes: segment 1 is full
 	reached, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	h.mu.Lock()
