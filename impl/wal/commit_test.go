@@ -146,8 +146,8 @@ func TestContextDoneWhileALeaderWrites(t *testing.T) {
 
 // TestCommitWakesOnlyItsWaiters: a group commit wakes the waiters whose records it
 // wrote and no others. Records appended while a commit is in flight go in the next
-// one, and their waiters sleep until that one ends: with one channel for every
-// commit they woke at each commit and slept again, a useless wake-up per request.
+// one, and their waiters sleep until that one ends, so that no waiter wakes for a
+// commit that does not hold its record.
 func TestCommitWakesOnlyItsWaiters(t *testing.T) {
 	g := newGatedSyncFS()
 	l := mustOpen(t, g, 0)
@@ -239,8 +239,8 @@ func TestCommitWakesOnlyItsWaiters(t *testing.T) {
 
 // TestFailDuringCommit: the log fails (a snapshot's write) while a group commit is in
 // flight, and the commit then ends well. Its records are on disk, so its leader
-// learns they are durable; the log refuses from then on; nothing panics. The
-// crash loop found a close of a nil channel on this path.
+// learns they are durable; the log refuses from then on; nothing panics (fail has
+// closed the commit's channel, which the commit must then not close again).
 func TestFailDuringCommit(t *testing.T) {
 	g := newGatedSyncFS()
 	l := mustOpen(t, g, 0)

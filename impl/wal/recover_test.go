@@ -127,17 +127,20 @@ func TestStructuralCorruption(t *testing.T) {
 // (-1: the file as a whole) and the reason, and changes nothing on disk: not even a
 // leftover .tmp file, which a successful Open removes, is touched.
 //
-// Kills: the impl/wal/open.go:recoverDir:constant mutants of every Offset; boundary
-// 9201b615 (a complete 32-byte header of the last segment that does not verify is
-// corrupt, not a header cut short); constant b1fa8339 (a first record one past the
-// snapshot's successor); negate-cond 43242664 and constant 32a0d620 (first LSN 0);
-// constant 71347735 (the second segment's first record not checked); boolean
-// 07ad28be, negate-cond 64926d81 and remove-stmt 458cc83c (an intact record with the
-// wrong LSN); boolean 1bb270ae and remove-stmt fe274101 (the reason of a bad record
-// in a segment that is not the last); constant 1eb7c595 (a snapshot at LSN 1 without
-// segments); arith 48180a13 and constant 58b7b689 (the segment named when the log
-// ends before its snapshot); parseNumber:constant f79d7cc5 (a short name taken for
-// segment 0).
+// Kills: the impl/wal/open.go constant mutants of every Offset (in recoverDir,
+// loadSnapshot, recovered.scanSegments, checkSegmentStart, recovered.scanRecords);
+// recovered.scanSegments:boundary 9243717c (a complete 32-byte header of the last
+// segment that does not verify is corrupt, not a header cut short);
+// checkSegmentStart:constant 108239cb (a first record one past the snapshot's
+// successor); recovered.scanSegments:negate-cond 333467f3 and constant 50b7b45b
+// (first LSN 0); checkSegmentStart:boolean 4007dd0e (the second segment's first
+// record not checked); recovered.scanRecords:boolean 35b09eba, negate-cond d329e771
+// and remove-stmt f5ebbf6d (an intact record with the wrong LSN);
+// recovered.scanRecords:boolean d26a6297 and remove-stmt d243ab06 (the reason of a
+// bad record in a segment that is not the last); recoverDir:constant 1eb7c595 (a
+// snapshot at LSN 1 without segments); recoverDir:arith 48180a13 and constant
+// 58b7b689 (the segment named when the log ends before its snapshot);
+// parseNumber:constant f79d7cc5 (a short name taken for segment 0).
 func TestOpenRefusals(t *testing.T) {
 	seg := func(n uint64) string { return segmentName(n) }
 	snap := func(l LSN) string { return snapshotName(l) }
@@ -260,7 +263,7 @@ func TestRefusalNamesTheMagic(t *testing.T) {
 // (snap-*.snap) nor a leftover (*.tmp) is no part of the log: Open neither refuses
 // nor removes it.
 //
-// Kills: impl/wal/open.go:recoverDir:boolean b2a743b2 (a name with only the snapshot
+// Kills: impl/wal/open.go:sortNames:boolean 18656322 (a name with only the snapshot
 // prefix or only its suffix taken for a snapshot).
 func TestForeignFilesIgnored(t *testing.T) {
 	fsys := walfs.NewFaultFS()
@@ -333,8 +336,8 @@ func TestTornTail(t *testing.T) {
 // after a cut) is cut at the start of that record; Stats.TornBytes is the number of
 // bytes cut; the records before it replay; the repair closes its file handle.
 //
-// Kills: impl/wal/open.go:recoverDir:arith 51f5abb0 (TornBytes), repair:remove-stmt
-// 30ec2269 (the handle of the truncated file not closed).
+// Kills: impl/wal/open.go:recovered.scanRecords:arith 512d3c65 (TornBytes),
+// repair:remove-stmt 30ec2269 (the handle of the truncated file not closed).
 func TestTornTailRepair(t *testing.T) {
 	full := segFile(1, 1, 1, 2, 3)
 	cases := []struct {
@@ -422,11 +425,12 @@ func TestTornSegmentHeader(t *testing.T) {
 // directory (docs/wal.md, Recovering, step 5). The replay and Stats.TornBytes are
 // checked too.
 //
-// Kills: impl/wal/open.go:recoverDir:slice-write 1b401e1d (.tmp kept) and b097b322
-// (older snapshot kept); constant fc4a681c and boundary fa0a5cba (a covered first
-// segment of two, whose successor starts right after the snapshot, kept);
-// remove-stmt 8e48ee57 (TornBytes of a removed header); repair:remove-stmt 3447fe9b
-// and 3447fe9b~2, constant e89918e6 and negate-cond bdc8a288 (no directory sync).
+// Kills: impl/wal/open.go:sortNames:slice-write 138d157a (.tmp kept);
+// recoverDir:slice-write b097b322 (older snapshot kept); recoverDir:constant fc4a681c
+// and boundary fa0a5cba (a covered first segment of two, whose successor starts
+// right after the snapshot, kept); recovered.scanSegments:remove-stmt fd9153fe
+// (TornBytes of a removed header); repair:remove-stmt 3447fe9b and 3447fe9b~2,
+// constant e89918e6 and negate-cond bdc8a288 (no directory sync).
 func TestRepairIsDurable(t *testing.T) {
 	state := []byte("state")
 	cases := []struct {

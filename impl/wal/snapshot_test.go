@@ -114,9 +114,9 @@ func TestSnapshotShortWrite(t *testing.T) {
 
 // TestSnapshotAfterCloseRefused: Close lets go of the directory's lock, so another Log
 // may own the directory. A Snapshot on the closed Log must refuse with ErrClosed and
-// touch nothing there: before, it wrote a snapshot and removed a segment of the
-// directory's new owner (found by the mutation review; `serve` could reach it when a
-// compaction raced its shutdown).
+// touch nothing there, or it would write a snapshot into the new owner's directory
+// and remove its segments (`serve` reaches this when a compaction races its
+// shutdown).
 func TestSnapshotAfterCloseRefused(t *testing.T) {
 	fsys := walfs.NewFaultFS()
 	l := openEmpty(t, fsys, 1024)
