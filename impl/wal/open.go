@@ -195,7 +195,7 @@ func checkSegmentStart(p string, h segmentHeader, num uint64, first bool, snapLS
 // first carrying LSN first, and returns the offset where its intact content ends and
 // the LSN the next record would carry. In the last segment, reserved zeros are the
 // clean end and a torn tail is noted in rec for repair; any other record that does
-// not verify is a *CorruptError.
+// not verify is a *CorruptError, returned with the offset and LSN where it stands.
 func (rec *recovered) scanRecords(p string, b []byte, first LSN, last bool) (end int, next LSN, err error) {
 	want := first
 	off := segmentHeaderBytes
@@ -222,7 +222,7 @@ func (rec *recovered) scanRecords(p string, b []byte, first LSN, last bool) (end
 		} else if !last {
 			reason = "record does not verify in a segment that is not the last"
 		}
-		return 0, 0, &CorruptError{Path: p, Offset: int64(off), Reason: reason}
+		return off, want, &CorruptError{Path: p, Offset: int64(off), Reason: reason}
 	}
 	return off, want, nil
 }
