@@ -328,16 +328,7 @@ func TestLargeBatch(t *testing.T) {
 	l := openEmpty(t, fsys, 0)
 	writes, syncs := fsys.Ops(walfs.OpWrite), fsys.Ops(walfs.OpSync)
 	const n, size = 3000, 1000 // about 3 MiB: three chunks
-	var lsn LSN
-	for i := 1; i <= n; i++ {
-		var err error
-		if lsn, err = l.Append(payload(LSN(i), size)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := l.WaitDurable(context.Background(), lsn); err != nil {
-		t.Fatal(err)
-	}
+	appendBacklog(t, l, n, size)
 	chunks := (n*(size+recordHeaderBytes) + chunkBytesMax - 1) / chunkBytesMax
 	if got := fsys.Ops(walfs.OpWrite) - writes; got != int64(chunks) {
 		t.Errorf("%d writes, want %d (one per chunk)", got, chunks)
@@ -366,17 +357,7 @@ func TestBacklogWrittenInChunks(t *testing.T) {
 	l := mustOpen(t, h, 0)
 	defer l.Close()
 	replayAll(t, l)
-	var last LSN
-	for i := 1; i <= 3000; i++ { // about 3 MiB
-		lsn, err := l.Append(payload(LSN(i), 1000))
-		if err != nil {
-			t.Fatal(err)
-		}
-		last = lsn
-	}
-	if err := l.WaitDurable(context.Background(), last); err != nil {
-		t.Fatal(err)
-	}
+	appendBacklog(t, l, 3000, 1000) // about 3 MiB
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var data []int
@@ -405,18 +386,7 @@ func TestSpareBuffersBounded(t *testing.T) {
 	l := mustOpen(t, walfs.NewFaultFS(), 0)
 	defer l.Close()
 	replayAll(t, l)
-	rec := payload(1, 1000)
-	var last LSN
-	for range 10 * chunkBytesMax / len(rec) { // ten chunks or more
-		lsn, err := l.Append(rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		last = lsn
-	}
-	if err := l.WaitDurable(context.Background(), last); err != nil {
-		t.Fatal(err)
-	}
+	appendBacklog(t, l, 10*chunkBytesMax/1000, 1000) // ten chunks or more
 	l.mu.Lock()
 	n := len(l.spare)
 	l.mu.Unlock()

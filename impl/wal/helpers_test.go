@@ -120,6 +120,24 @@ func fill(t *testing.T, l *Log, n, size int) history {
 	return h
 }
 
+// appendBacklog appends n records of size bytes to a new log, payload(i, size) for
+// i = 1..n, without waiting, so that they pile up for one commit; then it waits for
+// the last.
+func appendBacklog(t *testing.T, l *Log, n, size int) {
+	t.Helper()
+	var last LSN
+	for i := 1; i <= n; i++ {
+		lsn, err := l.Append(payload(LSN(i), size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = lsn
+	}
+	if err := l.WaitDurable(context.Background(), last); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // appendDurable appends rec and waits until it is durable.
 func appendDurable(l *Log, rec []byte) error {
 	lsn, err := l.Append(rec)
