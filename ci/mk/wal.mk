@@ -12,7 +12,7 @@ VERIFY_TARGETS += verify-wal
 .PHONY: verify-wal
 verify-wal:
 	@mkdir -p $(BUILD)
-	$(GO) run ./impl/wal/crashsim/walcrashsim -cycles $(WAL_CRASH_CYCLES) -seed $(WAL_CRASH_SEED) | tee $(BUILD)/wal.log
+	$(GO) run ./cmd/walcrashsim -cycles $(WAL_CRASH_CYCLES) -seed $(WAL_CRASH_SEED) | tee $(BUILD)/wal.log
 	tail -n 1 $(BUILD)/wal.log >> $(SUMMARY)
 
 # The gate crash harness (test/crash): the real `soundgate serve` binary (built with

@@ -71,11 +71,7 @@ func BenchmarkAppendWait(b *testing.B) {
 							return
 						}
 						t0 := time.Now()
-						lsn, err := l.Append(rec)
-						if err == nil {
-							err = l.WaitDurable(context.Background(), lsn)
-						}
-						if err != nil {
+						if err := appendDurable(l, rec); err != nil {
 							failed.Store(err)
 							return
 						}
@@ -211,11 +207,7 @@ func BenchmarkLoneWaiter(b *testing.B) {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		lsn, err := l.Append(rec)
-		if err == nil {
-			err = l.WaitDurable(context.Background(), lsn)
-		}
-		if err != nil {
+		if err := appendDurable(l, rec); err != nil {
 			b.Fatal(err)
 		}
 		t2 := time.Now()

@@ -77,9 +77,8 @@ type Log struct {
 	// A waiter sleeps on the channel of the commit that will make its record
 	// durable, so that a commit wakes only the waiters it serves: syncCh is closed
 	// when the commit in flight (records up to syncUpto) ends, nextCh when the one
-	// after it ends. Both are closed when the log fails or closes. With one channel
-	// for all, every commit woke the waiters of the next batch too, for nothing:
-	// about one useless wake-up per request under load.
+	// after it ends. Both are closed when the log fails or closes. (A single channel
+	// would wake the next batch's waiters at every commit, only to sleep again.)
 	syncCh    chan struct{} // nil while no commit is in flight
 	nextCh    chan struct{}
 	syncUpto  LSN

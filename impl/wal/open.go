@@ -57,112 +57,24 @@ func recoverDir(fsys walfs.FS, dir string) (*recovered, []string, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("soundgate/wal: read %s: %w", dir, err)
 	}
-	rec := &recovered{tornAt: -1}
-	var segNums []uint64
-	var snaps []LSN
-	var junk []string // leftovers to remove: temporary files, superseded snapshots
-	for _, name := range names {
-		switch {
-		case strings.HasSuffix(name, tmpSuffix):
-			junk = append(junk, name)
-		case strings.HasSuffix(name, segmentSuffix):
-			n, ok := parseNumber(strings.TrimSuffix(name, segmentSuffix))
-			if !ok {
-				return nil, nil, &CorruptError{Path: walfs.Join(dir, name), Offset: -1, Reason: "segment file name is not a 20-digit number"}
-			}
-			segNums = append(segNums, n)
-		case strings.HasPrefix(name, snapshotPrefix) && strings.HasSuffix(name, snapshotSuffix):
-			n, ok := parseNumber(strings.TrimSuffix(strings.TrimPrefix(name, snapshotPrefix), snapshotSuffix))
-			if !ok {
-				return nil, nil, &CorruptError{Path: walfs.Join(dir, name), Offset: -1, Reason: "snapshot file name is not a 20-digit number"}
-			}
-			snaps = append(snaps, LSN(n))
-		}
+	segNums, snaps, junk, err := sortNames(dir, names)
+	if err != nil {
+		return nil, nil, err
 	}
+	rec := &recovered{tornAt: -1}
 	// The newest snapshot counts; older ones are leftovers of a compaction.
 	if len(snaps) > 0 {
 		newest := snaps[len(snaps)-1]
 		for _, s := range snaps[:len(snaps)-1] {
 			junk = append(junk, snapshotName(s))
 		}
-		p := walfs.Join(dir, snapshotName(newest))
-		b, err := fsys.ReadFile(p)
-		if err != nil {
-			return nil, nil, fmt.Errorf("soundgate/wal: read %s: %w", p, err)
+		if err := rec.loadSnapshot(fsys, dir, newest); err != nil {
+			return nil, nil, err
 		}
-		upto, state, err := decodeSnapshot(b)
-		if err != nil {
-			return nil, nil, &CorruptError{Path: p, Offset: 0, Reason: err.Error()}
-		}
-		if upto != newest {
-			return nil, nil, &CorruptError{Path: p, Offset: 16, Reason: fmt.Sprintf("snapshot holds lsn %d, its name says %d", upto, newest)}
-		}
-		rec.snapLSN, rec.snapPath, rec.state = upto, p, state
 	}
-	var prevLast LSN
-	for i, num := range segNums {
-		last := i == len(segNums)-1
-		p := walfs.Join(dir, segmentName(num))
-		if i > 0 && num != segNums[i-1]+1 {
-			return nil, nil, &CorruptError{Path: p, Offset: -1, Reason: fmt.Sprintf("segment %d is missing", segNums[i-1]+1)}
-		}
-		b, err := fsys.ReadFile(p)
-		if err != nil {
-			return nil, nil, fmt.Errorf("soundgate/wal: read %s: %w", p, err)
-		}
-		h, herr := decodeSegmentHeader(b)
-		if herr != nil {
-			if last && len(b) < segmentHeaderBytes {
-				// Created, header not yet durable when the machine stopped: it holds
-				// no record. Recovery removes it.
-				rec.tornSeg = p
-				rec.tornBytes = int64(len(b))
-				break
-			}
-			return nil, nil, &CorruptError{Path: p, Offset: 0, Reason: herr.Error()}
-		}
-		if h.segment != num {
-			return nil, nil, &CorruptError{Path: p, Offset: 16, Reason: fmt.Sprintf("header names segment %d", h.segment)}
-		}
-		switch {
-		case i == 0 && h.firstLSN > rec.snapLSN+1:
-			return nil, nil, &CorruptError{Path: p, Offset: 24, Reason: fmt.Sprintf("first record %d leaves a gap after the snapshot at %d", h.firstLSN, rec.snapLSN)}
-		case i == 0 && h.firstLSN == 0:
-			return nil, nil, &CorruptError{Path: p, Offset: 24, Reason: "first lsn is 0"}
-		case i > 0 && h.firstLSN != prevLast+1:
-			return nil, nil, &CorruptError{Path: p, Offset: 24, Reason: fmt.Sprintf("first record %d does not follow %d", h.firstLSN, prevLast)}
-		}
-		want := h.firstLSN
-		off := segmentHeaderBytes
-		for off < len(b) {
-			r, ok := decodeRecord(b, off)
-			if ok && r.lsn == want {
-				want++
-				off = r.end
-				continue
-			}
-			if last && allZero(b[off:]) {
-				// Space reserved ahead of the writer (Allocate) and never written:
-				// the clean end of the log, not damage. Nothing to repair.
-				break
-			}
-			if last && ClassifyDamage(b, off, want) == Torn {
-				rec.tornAt = int64(off)
-				rec.tornBytes = int64(len(b) - off)
-				break
-			}
-			reason := "record does not verify and is not a torn tail (it is complete, or intact records follow it)"
-			if ok {
-				reason = fmt.Sprintf("record carries lsn %d, want %d", r.lsn, want)
-			} else if !last {
-				reason = "record does not verify in a segment that is not the last"
-			}
-			return nil, nil, &CorruptError{Path: p, Offset: int64(off), Reason: reason}
-		}
-		rec.segments = append(rec.segments, segment{num: num, firstLSN: h.firstLSN, path: p, end: int64(off)})
-		prevLast = want - 1
+	if err := rec.scanSegments(fsys, dir, segNums); err != nil {
+		return nil, nil, err
 	}
-	rec.lastLSN = prevLast
 	// Segments whose records the snapshot covers are leftovers of a compaction that a
 	// crash interrupted: finish it.
 	for len(rec.segments) > 1 && rec.segments[1].firstLSN <= rec.snapLSN+1 {
@@ -177,6 +89,142 @@ func recoverDir(fsys walfs.FS, dir string) (*recovered, []string, error) {
 			Reason: fmt.Sprintf("log ends at lsn %d, before its snapshot at %d", rec.lastLSN, rec.snapLSN)}
 	}
 	return rec, junk, nil
+}
+
+// sortNames sorts the entries of dir (sorted by name) into segment numbers, snapshot
+// LSNs and leftover temporary files; other names are no part of the log. A segment or
+// snapshot whose number is not 20 digits is a *CorruptError.
+func sortNames(dir string, names []string) (segNums []uint64, snaps []LSN, junk []string, err error) {
+	for _, name := range names {
+		switch {
+		case strings.HasSuffix(name, tmpSuffix):
+			junk = append(junk, name)
+		case strings.HasSuffix(name, segmentSuffix):
+			n, ok := parseNumber(strings.TrimSuffix(name, segmentSuffix))
+			if !ok {
+				return nil, nil, nil, &CorruptError{Path: walfs.Join(dir, name), Offset: -1, Reason: "segment file name is not a 20-digit number"}
+			}
+			segNums = append(segNums, n)
+		case strings.HasPrefix(name, snapshotPrefix) && strings.HasSuffix(name, snapshotSuffix):
+			n, ok := parseNumber(strings.TrimSuffix(strings.TrimPrefix(name, snapshotPrefix), snapshotSuffix))
+			if !ok {
+				return nil, nil, nil, &CorruptError{Path: walfs.Join(dir, name), Offset: -1, Reason: "snapshot file name is not a 20-digit number"}
+			}
+			snaps = append(snaps, LSN(n))
+		}
+	}
+	return segNums, snaps, junk, nil
+}
+
+// loadSnapshot reads and verifies the snapshot of LSN upto into rec.
+func (rec *recovered) loadSnapshot(fsys walfs.FS, dir string, upto LSN) error {
+	p := walfs.Join(dir, snapshotName(upto))
+	b, err := fsys.ReadFile(p)
+	if err != nil {
+		return fmt.Errorf("soundgate/wal: read %s: %w", p, err)
+	}
+	got, state, err := decodeSnapshot(b)
+	if err != nil {
+		return &CorruptError{Path: p, Offset: 0, Reason: err.Error()}
+	}
+	if got != upto {
+		return &CorruptError{Path: p, Offset: 16, Reason: fmt.Sprintf("snapshot holds lsn %d, its name says %d", got, upto)}
+	}
+	rec.snapLSN, rec.snapPath, rec.state = got, p, state
+	return nil
+}
+
+// scanSegments verifies the segments numbered segNums, oldest first, into rec: each
+// one's intact end, a torn tail or torn header of the last one, and the last intact LSN.
+func (rec *recovered) scanSegments(fsys walfs.FS, dir string, segNums []uint64) error {
+	var prevLast LSN
+	for i, num := range segNums {
+		last := i == len(segNums)-1
+		p := walfs.Join(dir, segmentName(num))
+		if i > 0 && num != segNums[i-1]+1 {
+			return &CorruptError{Path: p, Offset: -1, Reason: fmt.Sprintf("segment %d is missing", segNums[i-1]+1)}
+		}
+		b, err := fsys.ReadFile(p)
+		if err != nil {
+			return fmt.Errorf("soundgate/wal: read %s: %w", p, err)
+		}
+		h, herr := decodeSegmentHeader(b)
+		if herr != nil {
+			if last && len(b) < segmentHeaderBytes {
+				// Created, header not yet durable when the machine stopped: it holds
+				// no record. Recovery removes it.
+				rec.tornSeg = p
+				rec.tornBytes = int64(len(b))
+				break
+			}
+			return &CorruptError{Path: p, Offset: 0, Reason: herr.Error()}
+		}
+		if err := checkSegmentStart(p, h, num, i == 0, rec.snapLSN, prevLast); err != nil {
+			return err
+		}
+		end, next, err := rec.scanRecords(p, b, h.firstLSN, last)
+		if err != nil {
+			return err
+		}
+		rec.segments = append(rec.segments, segment{num: num, firstLSN: h.firstLSN, path: p, end: int64(end)})
+		prevLast = next - 1
+	}
+	rec.lastLSN = prevLast
+	return nil
+}
+
+// checkSegmentStart checks that the header h of segment p names segment num and a
+// first LSN that continues the log: the first segment starts at or before the
+// snapshot's successor, a later one right after prevLast.
+func checkSegmentStart(p string, h segmentHeader, num uint64, first bool, snapLSN, prevLast LSN) error {
+	if h.segment != num {
+		return &CorruptError{Path: p, Offset: 16, Reason: fmt.Sprintf("header names segment %d", h.segment)}
+	}
+	switch {
+	case first && h.firstLSN > snapLSN+1:
+		return &CorruptError{Path: p, Offset: 24, Reason: fmt.Sprintf("first record %d leaves a gap after the snapshot at %d", h.firstLSN, snapLSN)}
+	case first && h.firstLSN == 0:
+		return &CorruptError{Path: p, Offset: 24, Reason: "first lsn is 0"}
+	case !first && h.firstLSN != prevLast+1:
+		return &CorruptError{Path: p, Offset: 24, Reason: fmt.Sprintf("first record %d does not follow %d", h.firstLSN, prevLast)}
+	}
+	return nil
+}
+
+// scanRecords verifies the records of segment p (content b) after its header, the
+// first carrying LSN first, and returns the offset where its intact content ends and
+// the LSN the next record would carry. In the last segment, reserved zeros are the
+// clean end and a torn tail is noted in rec for repair; any other record that does
+// not verify is a *CorruptError, returned with the offset and LSN where it stands.
+func (rec *recovered) scanRecords(p string, b []byte, first LSN, last bool) (end int, next LSN, err error) {
+	want := first
+	off := segmentHeaderBytes
+	for off < len(b) {
+		r, ok := decodeRecord(b, off)
+		if ok && r.lsn == want {
+			want++
+			off = r.end
+			continue
+		}
+		if last && allZero(b[off:]) {
+			// Space reserved ahead of the writer (Allocate) and never written:
+			// the clean end of the log, not damage. Nothing to repair.
+			break
+		}
+		if last && ClassifyDamage(b, off, want) == Torn {
+			rec.tornAt = int64(off)
+			rec.tornBytes = int64(len(b) - off)
+			break
+		}
+		reason := "record does not verify and is not a torn tail (it is complete, or intact records follow it)"
+		if ok {
+			reason = fmt.Sprintf("record carries lsn %d, want %d", r.lsn, want)
+		} else if !last {
+			reason = "record does not verify in a segment that is not the last"
+		}
+		return off, want, &CorruptError{Path: p, Offset: int64(off), Reason: reason}
+	}
+	return off, want, nil
 }
 
 // repair applies what recoverDir decided: truncate a torn tail, remove a segment

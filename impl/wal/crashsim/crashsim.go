@@ -88,6 +88,16 @@ func (m *model) add(lsn wal.LSN, p []byte) error {
 	return nil
 }
 
+// ack records that every record up to lsn is acknowledged.
+func (m *model) ack(lsn wal.LSN) {
+	for {
+		a := m.acked.Load()
+		if uint64(lsn) <= a || m.acked.CompareAndSwap(a, uint64(lsn)) {
+			return
+		}
+	}
+}
+
 func state(upto wal.LSN, hash uint64) []byte {
 	b := make([]byte, 16)
 	binary.LittleEndian.PutUint64(b, uint64(upto))
@@ -98,175 +108,231 @@ func state(upto wal.LSN, hash uint64) []byte {
 // Run runs cfg and returns the first violation as an error naming seed and cycle.
 func Run(cfg Config) (Result, error) {
 	start := time.Now()
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
-	fsys := walfs.NewFaultFS()
-	m := &model{hashes: []uint64{0}}
-	var res Result
-	opts := wal.Options{FS: fsys, SegmentBytes: cfg.SegmentBytes}
-	for cycle := 1; cycle <= cfg.Cycles; cycle++ {
-		fail := func(format string, args ...any) (Result, error) {
-			return res, fmt.Errorf("crashsim: seed %d cycle %d: safety violation: %s", cfg.Seed, cycle, fmt.Sprintf(format, args...))
-		}
-		fsys.Restart()
-		l, err := wal.Open(dir, opts)
-		if err != nil {
-			return fail("recovery refused the log: %v; files: %s\nrecent file-system operations:\n  %s", err, listing(fsys), strings.Join(fsys.Trace(), "\n  "))
-		}
-		st := l.Stats()
-		if st.TornBytes > 0 {
-			res.TornTails++
-		}
-		var snapLSN wal.LSN
-		var replayErr error
-		next := wal.LSN(0)
-		err = l.Replay(func(upto wal.LSN, s []byte) error {
-			snapLSN = upto
-			res.SnapshotLoads++
-			if int(upto) >= len(m.hashes) {
-				return fmt.Errorf("snapshot at %d beyond the %d records ever appended", upto, len(m.recs))
-			}
-			if want := state(upto, m.hashes[upto]); string(s) != string(want) {
-				return fmt.Errorf("snapshot at %d holds another state", upto)
-			}
-			next = upto + 1
-			return nil
-		}, func(lsn wal.LSN, p []byte) error {
-			if next == 0 {
-				next = lsn
-			}
-			if lsn != next {
-				return fmt.Errorf("replayed lsn %d, want %d", lsn, next)
-			}
-			next++
-			if int(lsn) > len(m.recs) || string(p) != string(m.recs[lsn-1]) {
-				return fmt.Errorf("record %d is not the one appended", lsn)
-			}
-			res.RecordsChecked++
-			return nil
-		})
-		if err != nil {
-			replayErr = err
-		}
-		if replayErr != nil {
-			l.Close()
-			return fail("%v", replayErr)
-		}
-		last := l.Last()
-		if snapLSN > last {
-			l.Close()
-			return fail("snapshot %d after the last record %d", snapLSN, last)
-		}
-		if acked := m.acked.Load(); uint64(last) < acked {
-			l.Close()
-			return fail("lost acknowledged records: recovered up to %d, acknowledged up to %d", last, acked)
-		} else {
-			res.AckedChecked += acked
-		}
-		// Records beyond the recovered end were never acknowledged: forget them.
-		m.recs, m.hashes = m.recs[:last], m.hashes[:last+1]
-		n := countSegments(fsys)
-		res.MaxSegments = max(res.MaxSegments, n)
-		if snapLSN > 0 {
-			// Compaction bounds the disk: a full segment holds at least perSeg records,
-			// so the records after the snapshot need at most this many segments, plus
-			// the one holding the snapshot's LSN and the active one.
-			recMax := int64(20 + cfg.PayloadMax)
-			perSeg := max(1, (cfg.SegmentBytes-32-recMax)/recMax)
-			bound := int((int64(last-snapLSN)+perSeg-1)/perSeg) + 2
-			if n > bound {
-				l.Close()
-				return fail("compaction left %d segments for %d records after the snapshot at %d (bound %d)", n, last-snapLSN, snapLSN, bound)
-			}
-		}
-
-		// This life: writers and a snapshotter, until the crash.
-		fsys.CrashAtOp(1+int64(rng.IntN(cfg.OpsMax)), rand.New(rand.NewPCG(rng.Uint64(), 1)), nil)
-		var wg sync.WaitGroup
-		var appended atomic.Int64
-		errc := make(chan error, cfg.Writers+1)
-		for w := 0; w < cfg.Writers; w++ {
-			wrng := rand.New(rand.NewPCG(rng.Uint64(), uint64(w)))
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for appended.Add(1) <= int64(cfg.RecordsMax) {
-					p := make([]byte, wrng.IntN(cfg.PayloadMax+1))
-					for i := range p {
-						p[i] = byte(wrng.Uint32())
-					}
-					m.mu.Lock()
-					lsn, err := l.Append(p)
-					if err == nil {
-						err = m.add(lsn, p)
-						if err != nil {
-							m.mu.Unlock()
-							errc <- err
-							return
-						}
-					}
-					m.mu.Unlock()
-					if err == nil {
-						err = l.WaitDurable(context.Background(), lsn)
-					}
-					if err != nil {
-						if !errors.Is(err, wal.ErrFailed) {
-							errc <- fmt.Errorf("writer: unexpected error %w", err)
-						}
-						return
-					}
-					for {
-						a := m.acked.Load()
-						if uint64(lsn) <= a || m.acked.CompareAndSwap(a, uint64(lsn)) {
-							break
-						}
-					}
-				}
-			}()
-		}
-		if cfg.SnapshotEvery > 0 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for l.Err() == nil && appended.Load() <= int64(cfg.RecordsMax) {
-					cur := l.Stats().SnapshotLSN
-					d := l.Durable()
-					if d < cur+wal.LSN(cfg.SnapshotEvery) {
-						time.Sleep(50 * time.Microsecond)
-						continue
-					}
-					m.mu.Lock()
-					s := state(d, m.hashes[d])
-					m.mu.Unlock()
-					if err := l.Snapshot(d, s); err != nil {
-						if !errors.Is(err, wal.ErrFailed) {
-							errc <- fmt.Errorf("snapshot: unexpected error %w", err)
-						}
-						return
-					}
-					m.mu.Lock()
-					res.Snapshots++
-					m.mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-		l.Close()
-		close(errc)
-		for err := range errc {
-			return fail("%v", err)
-		}
-		if !fsys.Crashed() {
-			fsys.Crash(rand.New(rand.NewPCG(rng.Uint64(), 2)))
-		}
-		res.Cycles++
-		res.Acked = m.acked.Load()
-		if cfg.Logf != nil && cycle%max(cfg.Cycles/10, 1) == 0 {
-			cfg.Logf("crashsim: cycle %d/%d, %d records checked, last lsn %d, %d snapshots", cycle, cfg.Cycles, res.RecordsChecked, last, res.Snapshots)
-		}
-		res.LastLSN = uint64(last)
+	s := &sim{
+		cfg:  cfg,
+		rng:  rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
+		fsys: walfs.NewFaultFS(),
+		m:    &model{hashes: []uint64{0}},
 	}
-	res.Elapsed = time.Since(start)
-	return res, nil
+	for cycle := 1; cycle <= cfg.Cycles; cycle++ {
+		if err := s.life(cycle); err != nil {
+			return s.res, fmt.Errorf("crashsim: seed %d cycle %d: safety violation: %v", cfg.Seed, cycle, err)
+		}
+	}
+	s.res.Elapsed = time.Since(start)
+	return s.res, nil
+}
+
+// sim is one run: the file system every life shares, the model of what the lives
+// appended and acknowledged, and the result so far.
+type sim struct {
+	cfg  Config
+	rng  *rand.Rand
+	fsys *walfs.FaultFS
+	m    *model
+	res  Result
+}
+
+// life is one crash-and-recover cycle: open the log, check what it recovered, then
+// write until the crash.
+func (s *sim) life(cycle int) error {
+	s.fsys.Restart()
+	l, err := wal.Open(dir, wal.Options{FS: s.fsys, SegmentBytes: s.cfg.SegmentBytes})
+	if err != nil {
+		return fmt.Errorf("recovery refused the log: %v; files: %s\nrecent file-system operations:\n  %s", err, listing(s.fsys), strings.Join(s.fsys.Trace(), "\n  "))
+	}
+	last, err := s.checkRecovery(l)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	if err := s.runUntilCrash(l); err != nil {
+		return err
+	}
+	s.res.Cycles++
+	s.res.Acked = s.m.acked.Load()
+	if s.cfg.Logf != nil && cycle%max(s.cfg.Cycles/10, 1) == 0 {
+		s.cfg.Logf("crashsim: cycle %d/%d, %d records checked, last lsn %d, %d snapshots", cycle, s.cfg.Cycles, s.res.RecordsChecked, last, s.res.Snapshots)
+	}
+	s.res.LastLSN = uint64(last)
+	return nil
+}
+
+// checkRecovery checks what l recovered against the model (the snapshot, every
+// replayed record, every acknowledged record, the disk bound of compaction) and makes
+// the model forget the records the crash took, none of them acknowledged. It returns
+// the last recovered LSN.
+func (s *sim) checkRecovery(l *wal.Log) (wal.LSN, error) {
+	if l.Stats().TornBytes > 0 {
+		s.res.TornTails++
+	}
+	snapLSN, err := s.replay(l)
+	if err != nil {
+		return 0, err
+	}
+	last := l.Last()
+	if snapLSN > last {
+		return 0, fmt.Errorf("snapshot %d after the last record %d", snapLSN, last)
+	}
+	acked := s.m.acked.Load()
+	if uint64(last) < acked {
+		return 0, fmt.Errorf("lost acknowledged records: recovered up to %d, acknowledged up to %d", last, acked)
+	}
+	s.res.AckedChecked += acked
+	s.m.recs, s.m.hashes = s.m.recs[:last], s.m.hashes[:last+1]
+	n := countSegments(s.fsys)
+	s.res.MaxSegments = max(s.res.MaxSegments, n)
+	if snapLSN > 0 {
+		if bound := segmentBound(s.cfg, last-snapLSN); n > bound {
+			return 0, fmt.Errorf("compaction left %d segments for %d records after the snapshot at %d (bound %d)", n, last-snapLSN, snapLSN, bound)
+		}
+	}
+	return last, nil
+}
+
+// segmentBound is the most segment files compaction may leave for records after the
+// snapshot: a full segment holds at least perSeg records, so they need at most this
+// many segments, plus the one holding the snapshot's LSN and the active one.
+func segmentBound(cfg Config, records wal.LSN) int {
+	recMax := int64(20 + cfg.PayloadMax)
+	perSeg := max(1, (cfg.SegmentBytes-32-recMax)/recMax)
+	return int((int64(records)+perSeg-1)/perSeg) + 2
+}
+
+// replay replays l and checks the snapshot's state and every record against the
+// model. It returns the snapshot's LSN, 0 if there is none.
+func (s *sim) replay(l *wal.Log) (wal.LSN, error) {
+	m := s.m
+	var snapLSN wal.LSN
+	next := wal.LSN(0)
+	err := l.Replay(func(upto wal.LSN, st []byte) error {
+		snapLSN = upto
+		s.res.SnapshotLoads++
+		if int(upto) >= len(m.hashes) {
+			return fmt.Errorf("snapshot at %d beyond the %d records ever appended", upto, len(m.recs))
+		}
+		if want := state(upto, m.hashes[upto]); string(st) != string(want) {
+			return fmt.Errorf("snapshot at %d holds another state", upto)
+		}
+		next = upto + 1
+		return nil
+	}, func(lsn wal.LSN, p []byte) error {
+		if next == 0 {
+			next = lsn
+		}
+		if lsn != next {
+			return fmt.Errorf("replayed lsn %d, want %d", lsn, next)
+		}
+		next++
+		if int(lsn) > len(m.recs) || string(p) != string(m.recs[lsn-1]) {
+			return fmt.Errorf("record %d is not the one appended", lsn)
+		}
+		s.res.RecordsChecked++
+		return nil
+	})
+	return snapLSN, err
+}
+
+// runUntilCrash runs the life's writers and snapshotter on l until the crash
+// scheduled at a random operation (or until RecordsMax records), closes l, and
+// crashes the file system if the writers stopped first.
+func (s *sim) runUntilCrash(l *wal.Log) error {
+	s.fsys.CrashAtOp(1+int64(s.rng.IntN(s.cfg.OpsMax)), rand.New(rand.NewPCG(s.rng.Uint64(), 1)), nil)
+	var wg sync.WaitGroup
+	var appended atomic.Int64
+	errc := make(chan error, s.cfg.Writers+1)
+	for w := 0; w < s.cfg.Writers; w++ {
+		wrng := rand.New(rand.NewPCG(s.rng.Uint64(), uint64(w)))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.write(l, wrng, &appended); err != nil {
+				errc <- err
+			}
+		}()
+	}
+	if s.cfg.SnapshotEvery > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.snapshot(l, &appended); err != nil {
+				errc <- err
+			}
+		}()
+	}
+	wg.Wait()
+	l.Close()
+	close(errc)
+	for err := range errc {
+		return err
+	}
+	if !s.fsys.Crashed() {
+		s.fsys.Crash(rand.New(rand.NewPCG(s.rng.Uint64(), 2)))
+	}
+	return nil
+}
+
+// write is one writer: it appends random records (and adds each to the model under
+// the model's lock, so that the model's order is the LSN order), waits for each to
+// be durable and records the acknowledgement, until the life has appended
+// RecordsMax records or the log fails.
+func (s *sim) write(l *wal.Log, rng *rand.Rand, appended *atomic.Int64) error {
+	m := s.m
+	for appended.Add(1) <= int64(s.cfg.RecordsMax) {
+		p := make([]byte, rng.IntN(s.cfg.PayloadMax+1))
+		for i := range p {
+			p[i] = byte(rng.Uint32())
+		}
+		m.mu.Lock()
+		lsn, err := l.Append(p)
+		if err == nil {
+			err = m.add(lsn, p)
+			if err != nil {
+				m.mu.Unlock()
+				return err
+			}
+		}
+		m.mu.Unlock()
+		if err == nil {
+			err = l.WaitDurable(context.Background(), lsn)
+		}
+		if err != nil {
+			if !errors.Is(err, wal.ErrFailed) {
+				return fmt.Errorf("writer: unexpected error %w", err)
+			}
+			return nil
+		}
+		m.ack(lsn)
+	}
+	return nil
+}
+
+// snapshot is the snapshotter: once SnapshotEvery durable records follow the last
+// snapshot, it snapshots the model's state at the durable LSN, until the log fails
+// or the life has appended its records.
+func (s *sim) snapshot(l *wal.Log, appended *atomic.Int64) error {
+	m := s.m
+	for l.Err() == nil && appended.Load() <= int64(s.cfg.RecordsMax) {
+		cur := l.Stats().SnapshotLSN
+		d := l.Durable()
+		if d < cur+wal.LSN(s.cfg.SnapshotEvery) {
+			time.Sleep(50 * time.Microsecond)
+			continue
+		}
+		m.mu.Lock()
+		st := state(d, m.hashes[d])
+		m.mu.Unlock()
+		if err := l.Snapshot(d, st); err != nil {
+			if !errors.Is(err, wal.ErrFailed) {
+				return fmt.Errorf("snapshot: unexpected error %w", err)
+			}
+			return nil
+		}
+		m.mu.Lock()
+		s.res.Snapshots++
+		m.mu.Unlock()
+	}
+	return nil
 }
 
 func countSegments(fsys *walfs.FaultFS) int {

@@ -395,6 +395,29 @@ func (m *FaultFS) doCrash() error {
 	return ErrCrashed
 }
 
+// enter starts operation op of the file system on path, with m.mu held: it refuses
+// while the file system is down, then fires (see fire). It returns the cleaned path.
+func (m *FaultFS) enter(op Op, path string) (string, error) {
+	if m.down {
+		return path, pathErr(op, path, ErrCrashed)
+	}
+	path = filepath.Clean(path)
+	return path, m.fire(op, path)
+}
+
+// fire counts operation op on path and runs the crash scheduled for it or the fault
+// injected for it, whose error ends the operation. Called with m.mu held.
+func (m *FaultFS) fire(op Op, path string) error {
+	f, crash := m.begin(op, path)
+	if crash {
+		return pathErr(op, path, m.doCrash())
+	}
+	if f != nil {
+		return pathErr(op, path, f.Err)
+	}
+	return nil
+}
+
 func pathErr(op Op, path string, err error) error {
 	return &fs.PathError{Op: op.String(), Path: path, Err: err}
 }
@@ -442,16 +465,9 @@ func (m *FaultFS) ReadDir(dir string) ([]string, error) {
 func (m *FaultFS) Create(path string) (File, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.down {
-		return nil, pathErr(OpCreate, path, ErrCrashed)
-	}
-	path = filepath.Clean(path)
-	f, crash := m.begin(OpCreate, path)
-	if crash {
-		return nil, pathErr(OpCreate, path, m.doCrash())
-	}
-	if f != nil {
-		return nil, pathErr(OpCreate, path, f.Err)
+	path, err := m.enter(OpCreate, path)
+	if err != nil {
+		return nil, err
 	}
 	if !m.dirs[m.dirOf(path)] {
 		return nil, pathErr(OpCreate, path, fs.ErrNotExist)
@@ -470,16 +486,9 @@ func (m *FaultFS) Create(path string) (File, error) {
 func (m *FaultFS) OpenAppend(path string) (File, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.down {
-		return nil, pathErr(OpOpenAppend, path, ErrCrashed)
-	}
-	path = filepath.Clean(path)
-	f, crash := m.begin(OpOpenAppend, path)
-	if crash {
-		return nil, pathErr(OpOpenAppend, path, m.doCrash())
-	}
-	if f != nil {
-		return nil, pathErr(OpOpenAppend, path, f.Err)
+	path, err := m.enter(OpOpenAppend, path)
+	if err != nil {
+		return nil, err
 	}
 	n, ok := m.names[path]
 	if !ok {
@@ -492,12 +501,9 @@ func (m *FaultFS) OpenAppend(path string) (File, error) {
 func (m *FaultFS) ReadFile(path string) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.down {
-		return nil, pathErr(OpReadFile, path, ErrCrashed)
-	}
-	path = filepath.Clean(path)
-	if f, _ := m.begin(OpReadFile, path); f != nil {
-		return nil, pathErr(OpReadFile, path, f.Err)
+	path, err := m.enter(OpReadFile, path) // reads never crash: they are not counted as mutating
+	if err != nil {
+		return nil, err
 	}
 	n, ok := m.names[path]
 	if !ok {
@@ -510,17 +516,11 @@ func (m *FaultFS) ReadFile(path string) ([]byte, error) {
 func (m *FaultFS) Rename(oldPath, newPath string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.down {
-		return pathErr(OpRename, newPath, ErrCrashed)
+	newPath, err := m.enter(OpRename, newPath)
+	if err != nil {
+		return err
 	}
-	oldPath, newPath = filepath.Clean(oldPath), filepath.Clean(newPath)
-	f, crash := m.begin(OpRename, newPath)
-	if crash {
-		return pathErr(OpRename, newPath, m.doCrash())
-	}
-	if f != nil {
-		return pathErr(OpRename, newPath, f.Err)
-	}
+	oldPath = filepath.Clean(oldPath)
 	n, ok := m.names[oldPath]
 	if !ok {
 		return pathErr(OpRename, oldPath, fs.ErrNotExist)
@@ -539,16 +539,9 @@ func (m *FaultFS) Rename(oldPath, newPath string) error {
 func (m *FaultFS) Remove(path string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.down {
-		return pathErr(OpRemove, path, ErrCrashed)
-	}
-	path = filepath.Clean(path)
-	f, crash := m.begin(OpRemove, path)
-	if crash {
-		return pathErr(OpRemove, path, m.doCrash())
-	}
-	if f != nil {
-		return pathErr(OpRemove, path, f.Err)
+	path, err := m.enter(OpRemove, path)
+	if err != nil {
+		return err
 	}
 	if _, ok := m.names[path]; !ok {
 		return pathErr(OpRemove, path, fs.ErrNotExist)
@@ -563,16 +556,9 @@ func (m *FaultFS) Remove(path string) error {
 func (m *FaultFS) SyncDir(dir string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.down {
-		return pathErr(OpSyncDir, dir, ErrCrashed)
-	}
-	dir = filepath.Clean(dir)
-	f, crash := m.begin(OpSyncDir, dir)
-	if crash {
-		return pathErr(OpSyncDir, dir, m.doCrash())
-	}
-	if f != nil {
-		return pathErr(OpSyncDir, dir, f.Err)
+	dir, err := m.enter(OpSyncDir, dir)
+	if err != nil {
+		return err
 	}
 	for _, op := range m.dirOps[dir] {
 		applyDirOp(m.durNames, op)
@@ -738,15 +724,11 @@ func (f *faultFile) Sync() error {
 	if err := f.check(OpSync); err != nil {
 		return err
 	}
-	fault, crash := m.begin(OpSync, f.path)
-	if crash {
-		return pathErr(OpSync, f.path, m.doCrash())
-	}
-	if fault != nil {
+	if err := m.fire(OpSync, f.path); err != nil {
 		// Like Linux after a failed writeback: the pages may be marked clean and the
 		// error reported once; what reached the disk is unknown. Keep the old durable
 		// content (the pessimistic case).
-		return pathErr(OpSync, f.path, fault.Err)
+		return err
 	}
 	f.node.durable = append(f.node.durable[:0], f.node.data...)
 	f.node.pending = nil
@@ -766,12 +748,8 @@ func (f *faultFile) Allocate(size int64) error {
 	if m.noAlloc {
 		return pathErr(OpAllocate, f.path, ErrAllocateUnsupported)
 	}
-	fault, crash := m.begin(OpAllocate, f.path)
-	if crash {
-		return pathErr(OpAllocate, f.path, m.doCrash())
-	}
-	if fault != nil {
-		return pathErr(OpAllocate, f.path, fault.Err)
+	if err := m.fire(OpAllocate, f.path); err != nil {
+		return err
 	}
 	grow := size - int64(len(f.node.data))
 	if grow <= 0 {
@@ -792,12 +770,8 @@ func (f *faultFile) Truncate(size int64) error {
 	if err := f.check(OpTruncate); err != nil {
 		return err
 	}
-	fault, crash := m.begin(OpTruncate, f.path)
-	if crash {
-		return pathErr(OpTruncate, f.path, m.doCrash())
-	}
-	if fault != nil {
-		return pathErr(OpTruncate, f.path, fault.Err)
+	if err := m.fire(OpTruncate, f.path); err != nil {
+		return err
 	}
 	if size < 0 || size > int64(len(f.node.data)) {
 		return pathErr(OpTruncate, f.path, errors.New("truncate beyond end not modelled"))

@@ -16,14 +16,22 @@ func write(t *testing.T, f File, s string) {
 	}
 }
 
-// TestCrashDropsWhatWasNotSynced: the durability model, case by case.
-func TestCrashDropsWhatWasNotSynced(t *testing.T) {
+// syncedFile returns a FaultFS holding the file /d/a with content, content and
+// directory entry durable, and the file's handle.
+func syncedFile(t *testing.T, content string) (*FaultFS, File) {
+	t.Helper()
 	m := NewFaultFS()
 	m.MkdirAll("/d")
 	a, _ := m.Create("/d/a")
-	write(t, a, "synced")
+	write(t, a, content)
 	a.Sync()
 	m.SyncDir("/d")
+	return m, a
+}
+
+// TestCrashDropsWhatWasNotSynced: the durability model, case by case.
+func TestCrashDropsWhatWasNotSynced(t *testing.T) {
+	m, a := syncedFile(t, "synced")
 	write(t, a, "+lost")
 	b, _ := m.Create("/d/b") // entry never synced
 	write(t, b, "x")
@@ -52,12 +60,7 @@ func TestCrashDropsWhatWasNotSynced(t *testing.T) {
 func TestCrashKeepsAPrefix(t *testing.T) {
 	lens := map[int]bool{}
 	for seed := uint64(0); seed < 200; seed++ {
-		m := NewFaultFS()
-		m.MkdirAll("/d")
-		a, _ := m.Create("/d/a")
-		write(t, a, "0123")
-		a.Sync()
-		m.SyncDir("/d")
+		m, a := syncedFile(t, "0123")
 		write(t, a, "456789")
 		m.Rename("/d/a", "/d/b")
 		m.Crash(rand.New(rand.NewPCG(seed, 0)))
@@ -189,12 +192,7 @@ func TestCrashKeepsAPrefixOfWrites(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for seed := uint64(0); seed < 300; seed++ {
-		m := NewFaultFS()
-		m.MkdirAll("/d")
-		f, _ := m.Create("/d/a")
-		write(t, f, "0123")
-		f.Sync()
-		m.SyncDir("/d")
+		m, f := syncedFile(t, "0123")
 		if err := f.Allocate(12); err != nil {
 			t.Fatal(err)
 		}

@@ -20,12 +20,10 @@ func fdatasync(f *os.File) error {
 // size grows to size if smaller; the new range reads as zeros), then writes zeros
 // over the range it added. fallocate alone leaves ext4 extents marked unwritten: the
 // first fdatasync after a record lands in one must commit the extent's conversion to
-// the journal, a second device write, so every group commit paid for it. Written
-// zeros are plain data; overwriting them needs no metadata. BenchmarkFdatasyncGroup
-// (a 3 KiB group commit and its fdatasync) measured a p50 of 703 to 734 µs into
-// fallocated space and 340 to 362 µs into written zeros, with half the CPU
-// (docs/verify/wal.md, fifth session). The zeros go to the device with the next
-// fdatasync, once per reserved chunk.
+// the journal, a second device write that a group commit would pay for. Written
+// zeros are plain data; overwriting them needs no metadata (BenchmarkFdatasyncGroup
+// compares the two; figures in docs/verify/wal.md). The zeros go to the device with
+// the next fdatasync, once per reserved chunk.
 // fallocate comes first so that a full disk fails here, before any zero is
 // written. A file system without fallocate answers EOPNOTSUPP:
 // ErrAllocateUnsupported.

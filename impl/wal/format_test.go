@@ -1,59 +1,67 @@
 package wal
 
-// Tests written from the mutation score of the log (docs/verify/mutation.md, `make
-// mutation-wal`): each one checks a behaviour that the log's documentation or
-// docs/wal.md requires and that no other test pinned down, and names the surviving
-// mutants it kills. A mutant id is stable (file:Func:operator:hash); `go run
-// ./cmd/mutate -only ID -test ./impl/wal/ ./impl/wal/` re-runs one.
-
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"hash/crc32"
-	"io/fs"
 	"testing"
 )
 
-// TestFailedErrorMessage: the message of a *FailedError names the operation, the file
-// and the cause, and names the file once when the cause is a *fs.PathError about the
-// same file. A cause that is not a *fs.PathError (a short write) is printed as it is.
+// TestOnDiskLayout: the bytes of a segment header, a record and a snapshot file are
+// the ones docs/wal.md draws (a log written by one build must open in the next), built
+// here from the drawing, not from the package's constants: magic, version 1, a
+// 20-byte record header, 32-byte file headers, little-endian integers, CRC32C. Records
+// are at most 1 MiB (docs/wal.md, "On disk").
 //
-// Kills: impl/wal/errors.go:FailedError.Error:boolean (&& made ||: a nil *PathError
-// dereferenced for a plain cause).
-func TestFailedErrorMessage(t *testing.T) {
-	plain := errors.New("short write: 3 of 9 bytes")
-	cases := []struct {
-		name string
-		err  *FailedError
-		want string
-	}{
-		{"plain cause", &FailedError{Op: "write", Path: "/wal/1.wal", Err: plain},
-			"soundgate/wal: log failed: write /wal/1.wal: short write: 3 of 9 bytes"},
-		{"path error about the same file", &FailedError{Op: "fdatasync", Path: "/wal/1.wal",
-			Err: &fs.PathError{Op: "sync", Path: "/wal/1.wal", Err: errors.New("eio")}},
-			"soundgate/wal: log failed: fdatasync /wal/1.wal: eio"},
-		{"path error about another file", &FailedError{Op: "sync dir", Path: "/wal",
-			Err: &fs.PathError{Op: "sync", Path: "/other", Err: errors.New("eio")}},
-			"soundgate/wal: log failed: sync dir /wal: sync /other: eio"},
+// Kills: the impl/wal/format.go:_:constant mutants of RecordBytesMax, recordHeaderBytes,
+// segmentHeaderBytes, snapshotHeaderBytes and formatVersion (a layout changed on both
+// the write and the read side survives every round trip).
+func TestOnDiskLayout(t *testing.T) {
+	if RecordBytesMax != 1<<20 {
+		t.Fatalf("RecordBytesMax = %d, docs/wal.md says 1 MiB", RecordBytesMax)
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.err.Error(); got != tc.want {
-				t.Fatalf("Error() = %q, want %q", got, tc.want)
-			}
-		})
+	le := binary.LittleEndian
+	crc := func(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
+	fileHeader := func(magic string, a, b uint64, tail []byte) []byte {
+		h := make([]byte, 32, 32+len(tail))
+		copy(h, magic)
+		le.PutUint32(h[8:], 1)
+		le.PutUint64(h[16:], a)
+		le.PutUint64(h[24:], b)
+		h = append(h, tail...)
+		le.PutUint32(h[12:], crc(h)) // the crc field is zero while it is computed
+		return h
+	}
+	if got, want := encodeSegmentHeader(segmentHeader{segment: 3, firstLSN: 41}), fileHeader("SGWALSEG", 3, 41, nil); !bytes.Equal(got, want) {
+		t.Errorf("segment header\n got % x\nwant % x", got, want)
+	}
+	state := []byte("gate state")
+	if got, want := encodeSnapshot(41, state), fileHeader("SGWALSNP", 41, uint64(len(state)), state); !bytes.Equal(got, want) {
+		t.Errorf("snapshot\n got % x\nwant % x", got, want)
+	}
+	p := []byte("a record")
+	want := make([]byte, 20, 20+len(p))
+	le.PutUint32(want[4:], uint32(len(p)))
+	le.PutUint64(want[8:], 41)
+	le.PutUint32(want[16:], crc(p))
+	le.PutUint32(want[0:], crc(want[4:20]))
+	want = append(want, p...)
+	if got := appendRecord(nil, 41, p); !bytes.Equal(got, want) {
+		t.Errorf("record\n got % x\nwant % x", got, want)
 	}
 }
 
-// TestDamageString: the verdicts print as docs/wal.md names them.
-//
-// Kills: impl/wal/format.go:Damage.String:early-return.
-func TestDamageString(t *testing.T) {
-	for d, want := range map[Damage]string{Torn: "torn", Corrupt: "corrupt", 0: "damage(0)", 7: "damage(7)"} {
-		if got := d.String(); got != want {
-			t.Errorf("Damage(%d).String() = %q, want %q", int(d), got, want)
-		}
+// TestSegmentHeaderRoundTrip guards the header codec.
+func TestSegmentHeaderRoundTrip(t *testing.T) {
+	h := segmentHeader{segment: 7, firstLSN: 12345}
+	b := encodeSegmentHeader(h)
+	got, err := decodeSegmentHeader(b)
+	if err != nil || got != h {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	binary.LittleEndian.PutUint64(b[24:], 1)
+	if _, err := decodeSegmentHeader(b); err == nil {
+		t.Fatal("a changed first LSN passed the header checksum")
 	}
 }
 
@@ -90,6 +98,55 @@ func TestDecodeRecordBounds(t *testing.T) {
 	}
 }
 
+// TestDamageString: the verdicts print as docs/wal.md names them.
+//
+// Kills: impl/wal/format.go:Damage.String:early-return.
+func TestDamageString(t *testing.T) {
+	for d, want := range map[Damage]string{Torn: "torn", Corrupt: "corrupt", 0: "damage(0)", 7: "damage(7)"} {
+		if got := d.String(); got != want {
+			t.Errorf("Damage(%d).String() = %q, want %q", int(d), got, want)
+		}
+	}
+}
+
+// TestClassifyDamage: the rule that tells a torn tail from corruption, case by case.
+func TestClassifyDamage(t *testing.T) {
+	var seg []byte
+	var offs []int
+	for i := 1; i <= 3; i++ {
+		offs = append(offs, len(seg))
+		seg = appendRecord(seg, LSN(i), payload(LSN(i), 40))
+	}
+	zeroFrom := func(b []byte, at int) []byte {
+		c := append([]byte(nil), b...)
+		for i := at; i < len(c); i++ {
+			c[i] = 0
+		}
+		return c
+	}
+	zeroMid := func(b []byte, from, to int) []byte {
+		c := append([]byte(nil), b...)
+		clear(c[from:to])
+		return c
+	}
+	wrongLSN := append(append([]byte(nil), seg[:offs[2]]...), appendRecord(nil, 9, payload(9, 40))...)
+	checkDamage(t, []damageCase{
+		{"file ends inside the header", seg[:offs[2]+7], offs[2], 3, Torn},
+		{"file ends inside the payload", seg[:offs[2]+recordHeaderBytes+3], offs[2], 3, Torn},
+		{"payload zero-filled to the end", zeroFrom(seg, offs[2]+recordHeaderBytes+10), offs[2], 3, Torn},
+		{"header zero-filled to the end", zeroFrom(seg, offs[2]+9), offs[2], 3, Torn},
+		{"zeros after the last record", append(append([]byte(nil), seg...), make([]byte, 64)...), len(seg), 4, Torn},
+		{"flipped payload bit in the last record", flip(seg, int64(offs[2]+recordHeaderBytes+1), 0x01), offs[2], 3, Corrupt},
+		{"flipped length bit in the last record", flip(seg, int64(offs[2]+recLength), 0x01), offs[2], 3, Corrupt},
+		{"flipped bit in a middle record", flip(seg, int64(offs[1]+recordHeaderBytes+1), 0x01), offs[1], 2, Corrupt},
+		{"flipped length in a middle record", flip(seg, int64(offs[1]+recLength), 0x01), offs[1], 2, Corrupt},
+		{"last record zero-filled after 4 bytes", zeroFrom(seg[:offs[2]], offs[1]+4), offs[1], 2, Torn},
+		{"zeroed middle record, intact one after", zeroMid(seg, offs[1], offs[2]), offs[1], 2, Corrupt},
+		{"intact record with the wrong lsn", wrongLSN, offs[2], 3, Corrupt},
+		{"garbage after the last record", append(append([]byte(nil), seg...), 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17), len(seg), 4, Corrupt},
+	})
+}
+
 // TestClassifyDamageEdges: the rule of ClassifyDamage at the edges of its input. The
 // offset may be anywhere from 0 (a bare run of records) to len(seg) (the damaged
 // record has no byte in the file: torn); outside that range the verdict is Corrupt,
@@ -103,7 +160,6 @@ func TestDecodeRecordBounds(t *testing.T) {
 // payload check zeroFrom <= end, the loop bound pos+recordHeaderBytes < len(seg), and impl/wal/format.go:headerOK boundary mutant off < 1.
 func TestClassifyDamageEdges(t *testing.T) {
 	rec1 := appendRecord(nil, 1, payload(1, 40))
-	flipAt := func(b []byte, at int) []byte { c := append([]byte(nil), b...); c[at] ^= 0x01; return c }
 	// badHeader is rec1's complete header with its last byte set (so that the header
 	// checksum fails and the header does not end in zeros), followed by zeros bytes.
 	badHeader := func(zeros int) []byte {
@@ -115,13 +171,7 @@ func TestClassifyDamageEdges(t *testing.T) {
 		return append(h, make([]byte, zeros)...)
 	}
 	empty1 := appendRecord(nil, 1, nil) // 20 bytes
-	cases := []struct {
-		name string
-		seg  []byte
-		off  int
-		lsn  LSN
-		want Damage
-	}{
+	checkDamage(t, []damageCase{
 		{"at 0: file ends inside the header", rec1[:7], 0, 1, Torn},
 		{"at 0: file ends inside the payload", rec1[:recordHeaderBytes+5], 0, 1, Torn},
 		{"at 0: payload zero-filled", append(append([]byte(nil), rec1[:recordHeaderBytes]...), make([]byte, 40)...), 0, 1, Torn},
@@ -129,7 +179,7 @@ func TestClassifyDamageEdges(t *testing.T) {
 		{"complete header that does not verify, nothing after", badHeader(0), 0, 1, Corrupt},
 		{"intact header with the wrong lsn, cut in the payload", appendRecord(nil, 9, payload(9, 40))[:30], 0, 1, Corrupt},
 		{"header of a largest record, cut in the payload", appendRecord(nil, 1, payload(1, RecordBytesMax))[:120], 0, 1, Torn},
-		{"complete record, bad payload, zeros after", append(flipAt(rec1, recordHeaderBytes+5), make([]byte, 30)...), 0, 1, Corrupt},
+		{"complete record, bad payload, zeros after", append(flip(rec1, recordHeaderBytes+5, 0x01), make([]byte, 30)...), 0, 1, Corrupt},
 		{"complete header that does not verify, zeros after", badHeader(40), 0, 1, Corrupt},
 		{"at len: nothing of the record written", rec1, len(rec1), 2, Torn},
 		{"past len", rec1, len(rec1) + 1, 2, Corrupt},
@@ -138,7 +188,21 @@ func TestClassifyDamageEdges(t *testing.T) {
 		{"intact record one byte before the damage", empty1, 1, 1, Torn},
 		{"intact record one byte after the damage", append([]byte{0xaa}, empty1...), 0, 1, Corrupt},
 		{"intact record ending the file", append([]byte{0xaa, 0xaa, 0xaa, 0xaa, 0xaa}, appendRecord(nil, 2, nil)...), 0, 1, Corrupt},
-	}
+	})
+}
+
+// damageCase is an input of ClassifyDamage and the verdict it must give.
+type damageCase struct {
+	name string
+	seg  []byte
+	off  int
+	lsn  LSN
+	want Damage
+}
+
+// checkDamage runs ClassifyDamage on each case; a panic fails the case.
+func checkDamage(t *testing.T, cases []damageCase) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var got Damage
@@ -198,76 +262,5 @@ func TestClassifyDamageEmbeddedRecord(t *testing.T) {
 				t.Fatalf("ClassifyDamage = %v, want %v", got, tc.want)
 			}
 		})
-	}
-}
-
-// TestCorruptErrorMessage: the message names the offset when the damage has one (0
-// included: a bad segment header is at offset 0) and leaves it out for the file as a
-// whole (-1).
-//
-// Kills: impl/wal/errors.go:CorruptError.Error boundary, negate-cond and constant
-// mutants of the Offset < 0 test.
-func TestCorruptErrorMessage(t *testing.T) {
-	cases := []struct {
-		off  int64
-		want string
-	}{
-		{-1, "soundgate/wal: corrupt log: /wal/x.wal: missing"},
-		{0, "soundgate/wal: corrupt log: /wal/x.wal at offset 0: bad magic"},
-		{16, "soundgate/wal: corrupt log: /wal/x.wal at offset 16: bad lsn"},
-	}
-	reasons := map[int64]string{-1: "missing", 0: "bad magic", 16: "bad lsn"}
-	for _, tc := range cases {
-		e := &CorruptError{Path: "/wal/x.wal", Offset: tc.off, Reason: reasons[tc.off]}
-		if got := e.Error(); got != tc.want {
-			t.Errorf("Offset %d: Error() = %q, want %q", tc.off, got, tc.want)
-		}
-		if !errors.Is(e, ErrCorrupt) {
-			t.Errorf("Offset %d: errors.Is(ErrCorrupt) is false", tc.off)
-		}
-	}
-}
-
-// TestOnDiskLayout: the bytes of a segment header, a record and a snapshot file are
-// the ones docs/wal.md draws (a log written by one build must open in the next), built
-// here from the drawing, not from the package's constants: magic, version 1, a
-// 20-byte record header, 32-byte file headers, little-endian integers, CRC32C. Records
-// are at most 1 MiB (docs/wal.md, "On disk").
-//
-// Kills: the impl/wal/format.go:_:constant mutants of RecordBytesMax, recordHeaderBytes,
-// segmentHeaderBytes, snapshotHeaderBytes and formatVersion (a layout changed on both
-// the write and the read side survives every round trip).
-func TestOnDiskLayout(t *testing.T) {
-	if RecordBytesMax != 1<<20 {
-		t.Fatalf("RecordBytesMax = %d, docs/wal.md says 1 MiB", RecordBytesMax)
-	}
-	le := binary.LittleEndian
-	crc := func(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
-	fileHeader := func(magic string, a, b uint64, tail []byte) []byte {
-		h := make([]byte, 32, 32+len(tail))
-		copy(h, magic)
-		le.PutUint32(h[8:], 1)
-		le.PutUint64(h[16:], a)
-		le.PutUint64(h[24:], b)
-		h = append(h, tail...)
-		le.PutUint32(h[12:], crc(h)) // the crc field is zero while it is computed
-		return h
-	}
-	if got, want := encodeSegmentHeader(segmentHeader{segment: 3, firstLSN: 41}), fileHeader("SGWALSEG", 3, 41, nil); !bytes.Equal(got, want) {
-		t.Errorf("segment header\n got % x\nwant % x", got, want)
-	}
-	state := []byte("gate state")
-	if got, want := encodeSnapshot(41, state), fileHeader("SGWALSNP", 41, uint64(len(state)), state); !bytes.Equal(got, want) {
-		t.Errorf("snapshot\n got % x\nwant % x", got, want)
-	}
-	p := []byte("a record")
-	want := make([]byte, 20, 20+len(p))
-	le.PutUint32(want[4:], uint32(len(p)))
-	le.PutUint64(want[8:], 41)
-	le.PutUint32(want[16:], crc(p))
-	le.PutUint32(want[0:], crc(want[4:20]))
-	want = append(want, p...)
-	if got := appendRecord(nil, 41, p); !bytes.Equal(got, want) {
-		t.Errorf("record\n got % x\nwant % x", got, want)
 	}
 }

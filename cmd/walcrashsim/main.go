@@ -1,7 +1,7 @@
 // Command walcrashsim runs the write-ahead log through simulated machine crashes
 // (package crashsim) and prints one summary line last:
 //
-//	go run ./impl/wal/crashsim/walcrashsim -cycles 2000 -seed 1
+//	go run ./cmd/walcrashsim -cycles 2000 -seed 1
 //
 // It exits 1 on the first violation, naming the seed and the cycle.
 package main
