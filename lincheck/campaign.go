@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
 // Config is one campaign: many histories against one server process (and its data
@@ -75,7 +77,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Shape.Keys < 1 || cfg.Shape.Keys > KeysMax || cfg.Shape.Runs < 1 || cfg.Shape.Clients < 1 {
 		return Result{}, fmt.Errorf("%w: bad shape %+v (1..%d keys, at least one run and client)", ErrCampaign, cfg.Shape, KeysMax)
 	}
-	srv, err := NewServer(cfg.Bin, cfg.Command, cfg.Dir)
+	srv, err := servertest.NewProcess(cfg.Bin, cfg.Command, cfg.Dir)
 	if err != nil {
 		return Result{}, err
 	}

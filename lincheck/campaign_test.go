@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
 // Binaries built once per test process, by build tags ("" is the normal build).
@@ -34,7 +36,7 @@ func binary(t *testing.T, tags string) string {
 	if tags != "" {
 		tagList = strings.Split(tags, ",")
 	}
-	b, err := Build(context.Background(), binsDir, tagList...)
+	b, err := servertest.Build(context.Background(), binsDir, tagList...)
 	if err != nil {
 		t.Fatalf("cannot build the server (the linearizability check cannot run): %v", err)
 	}

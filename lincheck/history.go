@@ -14,6 +14,7 @@ import (
 	"github.com/soundgate/soundgate/client"
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/proto"
+	"github.com/soundgate/soundgate/impl/server/servertest"
 	"github.com/soundgate/soundgate/model"
 )
 
@@ -103,7 +104,7 @@ func (w *worker) conn(ctx context.Context, role proto.Role) (*client.Client, err
 	if c := w.conns[role]; c != nil {
 		return c, nil
 	}
-	token := map[proto.Role]string{proto.RoleAgent: agentToken, proto.RoleApprover: approverToken, proto.RoleOperator: operatorToken}[role]
+	token := map[proto.Role]string{proto.RoleAgent: servertest.AgentToken, proto.RoleApprover: servertest.ApproverToken, proto.RoleOperator: servertest.OperatorToken}[role]
 	for {
 		addr := w.tgt.tcp
 		if w.rng.IntN(2) == 0 {

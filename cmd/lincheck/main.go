@@ -25,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/soundgate/soundgate/impl/server/servertest"
 	"github.com/soundgate/soundgate/lincheck"
 )
 
@@ -100,7 +101,7 @@ func run() int {
 	start := time.Now()
 	bin, err := *prebuilt, error(nil)
 	if bin == "" {
-		bin, err = lincheck.Build(ctx, dir, tagList...)
+		bin, err = servertest.Build(ctx, dir, tagList...)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lincheck:", err)

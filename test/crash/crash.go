@@ -3,27 +3,23 @@ package crash
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/soundgate/soundgate/client"
 	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
 // Config is one harness run.
 type Config struct {
-	Binary        string        // the soundgate binary (see BuildBinary)
+	Binary        string        // the soundgate binary (servertest.Build, with the failpoints tag)
 	Subcommand    string        // "serve" (default) or "serve-unsafe" (negative control)
 	Dir           string        // working directory: data, roles file, socket, server logs
 	Cycles        int           // kill-and-restart cycles
@@ -80,24 +76,6 @@ func pct(ds []time.Duration, p float64) string {
 	slices.Sort(s)
 	return s[min(len(s)-1, int(p*float64(len(s))))].Round(100 * time.Microsecond).String()
 }
-
-// BuildBinary builds cmd/soundgate from the module at root into dir with the given
-// build tags (for example "failpoints" or "failpoints brokengate").
-func BuildBinary(root, dir, tags string) (string, error) {
-	out := filepath.Join(dir, "soundgate")
-	cmd := exec.Command("go", "build", "-tags", tags, "-o", out, "./cmd/soundgate")
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("crash: go build -tags %q ./cmd/soundgate: %v\n%s", tags, err, b)
-	}
-	return out, nil
-}
-
-const (
-	agentToken    = "crash-agent-token-0123456789"
-	approverToken = "crash-approver-token-0123456789"
-	operatorToken = "crash-operator-token-0123456789"
-)
 
 // effect is what the gate acknowledged about one (run, key).
 type effect struct {
@@ -200,12 +178,15 @@ func Run(cfg Config) (Result, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	data := filepath.Join(cfg.Dir, "data")
-	roles := filepath.Join(cfg.Dir, "roles.json")
-	sock := filepath.Join(cfg.Dir, "gate.sock")
-	if err := writeRoles(roles); err != nil {
+	args := []string{cfg.Subcommand}
+	if cfg.Subcommand == "serve" && cfg.SnapshotEvery > 0 {
+		args = append(args, "--snapshot-every", fmt.Sprint(cfg.SnapshotEvery))
+	}
+	p, err := servertest.NewProcess(cfg.Binary, args, cfg.Dir)
+	if err != nil {
 		return res, err
 	}
+	p.TCP = "" // the harness speaks over the Unix socket only
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0xc4a54))
 	h := &history{runs: map[string]*run{}, effects: map[[2]string]*effect{}, keys: map[string][]string{}, res: &res}
 	for life := 1; life <= cfg.Cycles; life++ {
@@ -217,18 +198,12 @@ func Run(cfg Config) (Result, error) {
 			}
 			fp = fmt.Sprintf("%s:%d", name, 1+rng.IntN(failpointHitsMax))
 		}
-		g, err := start(cfg, data, roles, sock, fp, life)
+		g := &gate{p: p}
+		conns, err := g.start(cfg, fp)
 		if err != nil {
-			return res, err
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), cfg.ReadyTimeout)
-		conns, err := g.dial(ctx, cfg.Clients)
-		cancel()
-		if err != nil {
-			g.kill()
 			return res, fmt.Errorf("crash: life %d: the gate did not come back within %s: %v\n%s", life, cfg.ReadyTimeout, err, g.logTail())
 		}
-		res.Ready = append(res.Ready, g.ready)
+		res.Ready = append(res.Ready, p.StartTook())
 		if d, ok := g.replayTime(); ok {
 			res.Replay = append(res.Replay, d)
 		}
@@ -252,17 +227,12 @@ func Run(cfg Config) (Result, error) {
 		}
 	}
 	// A last start proves the final state recovers, and checks every fact.
-	g, err := start(cfg, data, roles, sock, "", cfg.Cycles+1)
-	if err != nil {
-		return res, err
-	}
-	defer g.kill()
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.ReadyTimeout)
-	conns, err := g.dial(ctx, cfg.Clients)
-	cancel()
+	g := &gate{p: p}
+	conns, err := g.start(cfg, "")
 	if err != nil {
 		return res, fmt.Errorf("crash: final restart failed: %v\n%s", err, g.logTail())
 	}
+	defer g.kill()
 	cfg.ChecksMax = 1 << 30
 	check(h, conns, rng, cfg, cfg.Cycles+1)
 	for _, c := range conns.all() {
@@ -271,51 +241,23 @@ func Run(cfg Config) (Result, error) {
 	return res, nil
 }
 
-func writeRoles(path string) error {
-	type tok struct {
-		Name  string   `json:"name"`
-		Token string   `json:"token"`
-		Role  string   `json:"role"`
-		Runs  []string `json:"runs,omitempty"`
-	}
-	b, _ := json.Marshal(map[string][]tok{"tokens": {
-		{"agent", agentToken, "agent", []string{"*"}},
-		{"approver", approverToken, "approver", nil},
-		{"operator", operatorToken, "operator", nil},
-	}})
-	return os.WriteFile(path, b, 0o600)
-}
-
 // gate is one life of the server process.
-type gate struct {
-	cmd     *exec.Cmd
-	sock    string
-	logPath string
-	started time.Time
-	ready   time.Duration
-	exited  chan struct{}
-}
+type gate struct{ p *servertest.Process }
 
-func start(cfg Config, data, roles, sock, failpoint string, life int) (*gate, error) {
-	logPath := filepath.Join(cfg.Dir, "gate.log")
-	lf, err := os.Create(logPath)
-	if err != nil {
+// start starts the next life with failpoint fp armed ("" for none) and connects an
+// operator, an approver and cfg.Clients agents.
+func (g *gate) start(cfg Config, fp string) (*conns, error) {
+	g.p.Env = []string{"SOUNDGATE_FAILPOINT=" + fp} // wal.FailpointEnv, in builds with the failpoints tag
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.ReadyTimeout)
+	defer cancel()
+	if err := g.p.Start(ctx); err != nil {
 		return nil, err
 	}
-	args := []string{cfg.Subcommand, "--roles", roles, "--data", data, "--unix", sock, "--listen="}
-	if cfg.Subcommand == "serve" && cfg.SnapshotEvery > 0 {
-		args = append(args, "--snapshot-every", fmt.Sprint(cfg.SnapshotEvery))
+	conns, err := g.dial(ctx, cfg.Clients)
+	if err != nil {
+		g.kill()
 	}
-	cmd := exec.Command(cfg.Binary, args...)
-	cmd.Stdout, cmd.Stderr = lf, lf
-	cmd.Env = append(os.Environ(), "SOUNDGATE_FAILPOINT="+failpoint)
-	g := &gate{cmd: cmd, sock: sock, logPath: logPath, started: time.Now(), exited: make(chan struct{})}
-	if err := cmd.Start(); err != nil {
-		lf.Close()
-		return nil, fmt.Errorf("crash: life %d: start %s: %v", life, cfg.Binary, err)
-	}
-	go func() { cmd.Wait(); lf.Close(); close(g.exited) }()
-	return g, nil
+	return conns, err
 }
 
 // conns are the connections of one life: agents, an approver and an operator.
@@ -330,31 +272,17 @@ func (c *conns) all() []*client.Client {
 }
 
 func (g *gate) dial(ctx context.Context, agents int) (*conns, error) {
+	addr := "unix:" + g.p.Unix
 	var cs conns
-	addr := "unix:" + g.sock
-	var first *client.Client
-	for {
-		c, err := client.Dial(ctx, addr, operatorToken)
-		if err == nil {
-			first = c
-			break
-		}
-		select {
-		case <-g.exited:
-			return nil, errors.New("the gate exited")
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(2 * time.Millisecond):
-		}
-	}
-	g.ready = time.Since(g.started)
-	cs.operator = first
 	var err error
-	if cs.approver, err = client.Dial(ctx, addr, approverToken); err != nil {
+	if cs.operator, err = client.Dial(ctx, addr, servertest.OperatorToken); err != nil {
+		return nil, err
+	}
+	if cs.approver, err = client.Dial(ctx, addr, servertest.ApproverToken); err != nil {
 		return nil, err
 	}
 	for i := 0; i < agents; i++ {
-		c, err := client.Dial(ctx, addr, agentToken)
+		c, err := client.Dial(ctx, addr, servertest.AgentToken)
 		if err != nil {
 			return nil, err
 		}
@@ -363,21 +291,13 @@ func (g *gate) dial(ctx context.Context, agents int) (*conns, error) {
 	return &cs, nil
 }
 
-func (g *gate) kill() {
-	g.cmd.Process.Signal(syscall.SIGKILL)
-	<-g.exited
-}
+func (g *gate) kill() { g.p.Kill() }
 
 var tookRe = regexp.MustCompile(`msg=recovered .*took=([0-9.]+[µmn]?s)`)
 
-// replayTime reads the server's own "recovered ... took=" log line.
+// replayTime reads the server's own "recovered ... took=" log line of this life.
 func (g *gate) replayTime() (time.Duration, bool) {
-	f, err := os.Open(g.logPath)
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(strings.NewReader(g.p.Log()))
 	for sc.Scan() {
 		if m := tookRe.FindStringSubmatch(sc.Text()); m != nil {
 			d, err := time.ParseDuration(m[1])
@@ -388,11 +308,11 @@ func (g *gate) replayTime() (time.Duration, bool) {
 }
 
 func (g *gate) logTail() string {
-	b, _ := os.ReadFile(g.logPath)
+	b := g.p.Log()
 	if len(b) > 2000 {
 		b = b[len(b)-2000:]
 	}
-	return string(b)
+	return b
 }
 
 const (
@@ -426,7 +346,7 @@ func load(h *history, cs *conns, g *gate, seed uint64, life int, killAt time.Dur
 	}
 	if len(runs) == 0 {
 		// The gate died before opening anything (a failpoint fires early).
-		<-g.exited
+		g.p.Reap()
 		return armed
 	}
 	stop := make(chan struct{})
@@ -440,24 +360,25 @@ func load(h *history, cs *conns, g *gate, seed uint64, life int, killAt time.Dur
 		}()
 	}
 	timer := time.NewTimer(killAt)
+	exited := g.p.Exited()
 	select {
-	case <-g.exited:
+	case <-exited:
 		self = true
 	case <-timer.C:
 		if armed {
 			// Give an armed failpoint time to fire before falling back to SIGKILL.
 			select {
-			case <-g.exited:
+			case <-exited:
 				self = true
 			case <-time.After(failpointWait):
 			}
 		}
 	}
 	timer.Stop()
-	if !self {
-		g.kill()
+	if self {
+		g.p.Reap()
 	} else {
-		<-g.exited
+		g.kill()
 	}
 	close(stop)
 	wg.Wait()

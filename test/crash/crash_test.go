@@ -1,19 +1,14 @@
 package crash
 
 import (
+	"context"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
-)
 
-// moduleRoot is the module's root, two levels up from this package.
-func moduleRoot(t *testing.T) string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
+	"github.com/soundgate/soundgate/impl/server/servertest"
+)
 
 // TestCrashHarness is the short run of the harness for `make test`: the real gate,
 // SIGKILLed at random moments and at failpoints, must lose nothing it answered; and the
@@ -23,7 +18,7 @@ func TestCrashHarness(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real gate; skipped with -short")
 	}
-	bin, err := BuildBinary(moduleRoot(t), t.TempDir(), "failpoints brokengate")
+	bin, err := servertest.Build(context.Background(), t.TempDir(), "failpoints", "brokengate")
 	if err != nil {
 		t.Fatal(err)
 	}

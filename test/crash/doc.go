@@ -11,10 +11,10 @@
 //   - P2: a rejected effect stays rejected and is never admitted;
 //   - P4: a cancelled run stays cancelled and admits nothing more.
 //
-// It prints the recovery time of every restart (process start to the first answered
-// hello, and the log's own replay time as the server reports it).
+// It prints the recovery time of every restart (process start until the socket
+// accepts, and the log's own replay time as the server reports it).
 //
-// The harness builds the binary itself with the failpoints tag (BuildBinary). Run
+// The harness builds the binary itself with the failpoints tag (servertest.Build). Run
 // against `serve-unsafe` (built with the brokengate tag: a gate that answers before
 // its log is written), it must report lost decisions: that is its negative control.
 //

@@ -1,15 +1,10 @@
 package harness
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,19 +12,16 @@ import (
 
 	"github.com/soundgate/soundgate/client"
 	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/server/servertest"
 	"github.com/soundgate/soundgate/probes/go/gatedrun"
 )
 
 // gateStartTimeout bounds the start of the probes' gate.
 const gateStartTimeout = 60 * time.Second
 
-var tokens = struct{ agent, approver, operator string }{
-	"probe-agent-token-0123456789", "probe-approver-token-0123456789", "probe-operator-token-0123456789",
-}
-
 // gate is the running gate of the mediated probes (one per process).
 var gate struct {
-	cmd                       *exec.Cmd
+	proc                      *servertest.Process
 	agent, approver, operator *client.Client
 	runs                      atomic.Int64
 }
@@ -43,90 +35,33 @@ func GateAvailable() string {
 	return ""
 }
 
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
-		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/soundgate/soundgate\n") {
-			return d, nil
-		}
-	}
-	return "", errors.New("repository root (module github.com/soundgate/soundgate) not found above " + dir)
-}
-
 func startGate() error {
 	dir, err := os.MkdirTemp("", "soundgate-probes-go-")
 	if err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), gateStartTimeout)
+	defer cancel()
 	bin := os.Getenv("SOUNDGATE_BIN")
 	if bin == "" {
-		root, err := repoRoot()
-		if err != nil {
+		if bin, err = servertest.Build(ctx, dir); err != nil {
 			return err
 		}
-		bin = filepath.Join(dir, "soundgate")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/soundgate")
-		build.Dir = root
-		if out, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build ./cmd/soundgate: %v: %s", err, out)
-		}
 	}
-	roles, _ := json.Marshal(map[string]any{"tokens": []map[string]any{
-		{"name": "probe-agent", "token": tokens.agent, "role": "agent", "runs": []string{"*"}},
-		{"name": "probe-human", "token": tokens.approver, "role": "approver"},
-		{"name": "probe-operator", "token": tokens.operator, "role": "operator"},
-	}})
-	rolesPath := filepath.Join(dir, "roles.json")
-	if err := os.WriteFile(rolesPath, roles, 0o600); err != nil {
-		return err
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := servertest.NewProcess(bin, []string{"serve", "--durability", "memory"}, dir)
 	if err != nil {
 		return err
 	}
-	addr := l.Addr().String()
-	l.Close()
-	cmd := exec.Command(bin, "serve", "--roles", rolesPath, "--listen", addr, "--durability", "memory")
-	stderr, _ := cmd.StderrPipe()
-	cmd.Stdout = cmd.Stderr
-	if err := cmd.Start(); err != nil {
+	p.Unix = ""
+	if err := p.Start(ctx); err != nil {
 		return err
 	}
-	ready := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		var log []string
-		for sc.Scan() {
-			log = append(log, sc.Text())
-			if strings.Contains(sc.Text(), "listening") {
-				ready <- nil
-				for sc.Scan() {
-				}
-				return
-			}
-		}
-		ready <- fmt.Errorf("gate exited: %s", strings.Join(log, " | "))
-	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			return err
-		}
-	case <-time.After(gateStartTimeout):
-		_ = cmd.Process.Kill()
-		return errors.New("gate did not start in time")
-	}
-	gate.cmd = cmd
-	ctx, cancel := context.WithTimeout(context.Background(), gatedrun.CallTimeout)
-	defer cancel()
+	gate.proc = p
 	for _, c := range []struct {
 		dst   **client.Client
 		token string
-	}{{&gate.agent, tokens.agent}, {&gate.approver, tokens.approver}, {&gate.operator, tokens.operator}} {
-		if *c.dst, err = client.Dial(ctx, addr, c.token); err != nil {
+	}{{&gate.agent, servertest.AgentToken}, {&gate.approver, servertest.ApproverToken}, {&gate.operator, servertest.OperatorToken}} {
+		if *c.dst, err = client.Dial(ctx, p.TCP, c.token); err != nil {
 			StopGate()
 			return err
 		}
@@ -141,10 +76,9 @@ func StopGate() {
 			c.Close()
 		}
 	}
-	if gate.cmd != nil {
-		_ = gate.cmd.Process.Signal(os.Interrupt)
-		_ = gate.cmd.Wait()
-		gate.cmd = nil
+	if gate.proc != nil {
+		_ = gate.proc.Stop()
+		gate.proc = nil
 	}
 }
 

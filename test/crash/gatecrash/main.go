@@ -10,11 +10,14 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/soundgate/soundgate/impl/server/servertest"
 	"github.com/soundgate/soundgate/test/crash"
 )
 
@@ -47,7 +50,7 @@ func main() {
 	}
 	cfg.Dir = *dir
 	if cfg.Binary == "" {
-		bin, err := crash.BuildBinary(".", *dir, *tags)
+		bin, err := servertest.Build(context.Background(), *dir, strings.Fields(*tags)...)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "gatecrash:", err, "(run from the module root)")
 			os.Exit(2)

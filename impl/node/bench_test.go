@@ -1,0 +1,182 @@
+package node_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/node"
+	"github.com/soundgate/soundgate/impl/wal"
+)
+
+// BenchmarkSnapshotStall measures whether a snapshot stops admits. A durable node
+// recovered with a state of 1 and of 10 million effects admits new keys, one at a
+// time, each made durable before the next (a lone client: its latency is one append
+// and one fdatasync). With snapshots on, the first snapshot starts after 1,000
+// admits and encodes the whole state while the admits go on; the run lasts until it
+// is written and 2,000 admits more. The same admits with snapshots off give the
+// reference. It reports the admits' p999 and max with snapshots off, their max
+// while snapshots run, and the ratio of that max to the reference's p999.
+//
+//	go test -run '^$' -bench BenchmarkSnapshotStall -benchtime 1x ./impl/node
+//
+// SOUNDGATE_BENCH_DIR puts the logs on another disk (default: a temporary directory).
+func BenchmarkSnapshotStall(b *testing.B) {
+	for _, effects := range []int{1_000_000, 10_000_000} {
+		b.Run(fmt.Sprintf("effects=%dM", effects/1_000_000), func(b *testing.B) {
+			dir := benchDir(b)
+			writeState(b, dir, effects)
+			b.ResetTimer()
+			for range b.N {
+				off := admitLatencies(b, dir, 0)
+				on := admitLatencies(b, dir, 1000)
+				p999 := percentile(off, 0.999)
+				b.ReportMetric(float64(p999.Microseconds()), "p999-µs-off")
+				b.ReportMetric(float64(slices.Max(off).Microseconds()), "max-µs-off")
+				b.ReportMetric(float64(slices.Max(on).Microseconds()), "max-µs-snapshotting")
+				b.ReportMetric(float64(slices.Max(on))/float64(p999), "max-on/p999-off")
+			}
+		})
+	}
+}
+
+func benchDir(b *testing.B) string {
+	b.Helper()
+	base := os.Getenv("SOUNDGATE_BENCH_DIR")
+	if base == "" {
+		return b.TempDir()
+	}
+	dir, err := os.MkdirTemp(base, "node-bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// benchKeysPerRun spreads the effects over runs of this many keys.
+const benchKeysPerRun = 1000
+
+// writeState writes a log in dir/data whose snapshot holds effects admitted effects.
+func writeState(b *testing.B, dir string, effects int) {
+	b.Helper()
+	l, err := wal.Open(filepath.Join(dir, "data"), wal.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	n, err := node.Recover(l, node.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	seed := n.Apply(node.Request{Cmd: core.Command{Op: core.OpOpen, Run: "seed"}})
+	if seed.Err != nil || n.Durable(seed.After) != nil {
+		b.Fatal(seed.Err)
+	}
+	n.Close()
+	// The state itself is built in memory and written as the snapshot after record 1.
+	m := node.New(node.Config{})
+	m.Apply(node.Request{Cmd: core.Command{Op: core.OpOpen, Run: "seed"}})
+	for i := 0; i < effects; i++ {
+		run := core.RunID(fmt.Sprintf("run-%06d", i/benchKeysPerRun))
+		if i%benchKeysPerRun == 0 {
+			m.Apply(node.Request{Cmd: core.Command{Op: core.OpOpen, Run: run}})
+		}
+		a := m.Apply(node.Request{Cmd: core.Command{Op: core.OpAdmit, Run: run, Key: core.Key(fmt.Sprintf("tool-call-%06d", i%benchKeysPerRun)), Epoch: 1}})
+		if a.Err != nil {
+			b.Fatal(a.Err)
+		}
+	}
+	var state []byte
+	m.Inspect(func(g *core.Gate) { state, err = g.MarshalBinary() })
+	m.Close()
+	if err == nil {
+		err = l.Snapshot(1, state)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+}
+
+// admitLatencies recovers a copy of the log in dir and admits new keys, each made
+// durable before the next, and returns their latencies. With every > 0 snapshots are
+// on and the admits go on until a snapshot has been written and 2,000 more.
+func admitLatencies(b *testing.B, dir string, every uint64) []time.Duration {
+	b.Helper()
+	work := filepath.Join(dir, fmt.Sprint("work-", every))
+	copyDir(b, filepath.Join(dir, "data"), work)
+	defer os.RemoveAll(work)
+	l, err := wal.Open(work, wal.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	n, err := node.Recover(l, node.Config{SnapshotEvery: every, SnapshotCheck: 10 * time.Millisecond})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer n.Close()
+	if a := n.Apply(node.Request{Cmd: core.Command{Op: core.OpOpen, Run: "bench"}}); a.Err != nil {
+		b.Fatal(a.Err)
+	}
+	runtime.GC()
+	first := l.Stats().SnapshotLSN
+	var lat []time.Duration
+	after := -1 // admits left once the snapshot is written
+	for i := 0; after != 0; i++ {
+		start := time.Now()
+		a := n.Apply(node.Request{Cmd: core.Command{Op: core.OpAdmit, Run: "bench", Key: core.Key(fmt.Sprint("k", i)), Epoch: 1}})
+		if a.Err == nil {
+			a.Err = n.Durable(a.After)
+		}
+		if a.Err != nil {
+			b.Fatal(a.Err)
+		}
+		lat = append(lat, time.Since(start))
+		switch {
+		case after > 0:
+			after--
+		case after < 0 && (every == 0 && i >= 20_000 || every > 0 && l.Stats().SnapshotLSN != first):
+			after = 2000
+		}
+		if i > 60_000_000 {
+			b.Fatal("no snapshot was written")
+		}
+	}
+	return lat
+}
+
+func copyDir(b *testing.B, from, to string) {
+	b.Helper()
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	names, err := os.ReadDir(from)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, e := range names {
+		if e.Name() == "LOCK" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(to, e.Name()), data, 0o644)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(p*float64(len(s))))]
+}
