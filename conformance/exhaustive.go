@@ -26,9 +26,7 @@ func Exhaustive(c model.Config, limits core.Limits) (*Stats, *Divergence, error)
 	init, _ := core.New(limits).MarshalBinary()
 	cfg := node.Config{Limits: limits, Now: zeroClock}
 	queue := []entry{{s: model.Init(c), snap: init}}
-	var kb []byte
-	kb = stateKey(kb, model.Init(c))
-	seen := map[string]bool{string(kb): true}
+	seen := map[string]bool{model.Init(c).Key(): true}
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
@@ -52,11 +50,11 @@ func Exhaustive(c model.Config, limits core.Limits) (*Stats, *Divergence, error)
 			if !model.Enabled(c, n.s, op, mAns) {
 				continue
 			}
-			kb = stateKey(kb, mNext)
-			if seen[string(kb)] {
+			key := mNext.Key()
+			if seen[key] {
 				continue
 			}
-			seen[string(kb)] = true
+			seen[key] = true
 			var snap []byte
 			nd.Inspect(func(g *core.Gate) { snap, err = g.MarshalBinary() })
 			if err != nil {

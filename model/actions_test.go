@@ -155,7 +155,7 @@ func TestScenarios(t *testing.T) {
 				if a.String() != st.want {
 					t.Fatalf("step %d %s: answer %s, want %s", i, st.op, a, st.want)
 				}
-				if a.IsError() && next.compactKey() != s.compactKey() {
+				if a.IsError() && next.Key() != s.Key() {
 					t.Fatalf("step %d %s: an error changed the state", i, st.op)
 				}
 				if err := Check(next); err != nil {
@@ -191,7 +191,7 @@ func TestAnswersNeverMutate(t *testing.T) {
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		before := s.compactKey()
+		before := s.Key()
 		if seen[before] {
 			continue
 		}
@@ -201,10 +201,10 @@ func TestAnswersNeverMutate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.compactKey() != before {
+			if s.Key() != before {
 				t.Fatalf("%s mutated its input", op.Label())
 			}
-			if a.IsError() && next.compactKey() != before {
+			if a.IsError() && next.Key() != before {
 				t.Fatalf("%s answered %s and changed the state", op.Label(), a)
 			}
 			if Enabled(c, s, op, a) {

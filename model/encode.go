@@ -227,7 +227,7 @@ func permutations(n int) [][]int {
 
 // compactKey is an exact binary encoding of s (injective on the states of one
 // Config), much shorter than its text; the explorer uses it as the key of a state.
-func (s State) compactKey() string {
+func (s State) Key() string {
 	b := make([]byte, 0, 64)
 	mask := func(in []bool) byte {
 		var m byte
@@ -295,9 +295,9 @@ func newCanonicalizer(c Config) canonicalizer {
 }
 
 func (cz canonicalizer) key(s State) string {
-	best := s.compactKey()
+	best := s.Key()
 	for _, p := range cz.perms {
-		if t := s.permute(p[0], p[1]).compactKey(); t < best {
+		if t := s.permute(p[0], p[1]).Key(); t < best {
 			best = t
 		}
 	}
