@@ -7,7 +7,7 @@ VERIFY_TARGETS += verify-mediation
 .PHONY: verify-mediation test-mediation-cli
 verify-mediation:
 	@mkdir -p $(BUILD)
-	$(GO) run ./impl/sandbox/escape/cmd/soundgate-escape | tee $(BUILD)/mediation.log
+	$(GO) run ./cmd/soundgate-escape | tee $(BUILD)/mediation.log
 	tail -n 1 $(BUILD)/mediation.log >> $(SUMMARY)
 
 # The CLI end to end: the agent's exit status comes back, the host's root is read-only

@@ -12,5 +12,5 @@ verify-model:
 	@mkdir -p $(BUILD)
 	MODEL_DEEP=1 $(GO) test -count=1 -timeout 60m -run 'TestTLCFigures|TestSpecEqualsModel|TestAlteredModelIsCaught' -v ./model/ | tee $(BUILD)/model-tests.log
 	grep -h 'spec == model' $(BUILD)/model-tests.log | sed 's/^ *graph_test.go:[0-9]*: //' >> $(SUMMARY)
-	$(GO) run ./model/cmd/modelexplore -config spec/tla/SoundGate_deep.cfg | tee $(BUILD)/model.log
+	$(GO) run ./cmd/modelexplore -config spec/tla/SoundGate_deep.cfg | tee $(BUILD)/model.log
 	tail -n 1 $(BUILD)/model.log >> $(SUMMARY)

@@ -29,12 +29,12 @@ VERIFY_TARGETS += verify-gatecrash
 .PHONY: verify-gatecrash crash-long bench-durable
 verify-gatecrash:
 	@mkdir -p $(BUILD)
-	$(GO) run ./test/crash/gatecrash -cycles $(GATECRASH_CYCLES) -seed $(GATECRASH_SEED) | tee $(BUILD)/gatecrash.log
+	$(GO) run ./cmd/gatecrash -cycles $(GATECRASH_CYCLES) -seed $(GATECRASH_SEED) | tee $(BUILD)/gatecrash.log
 	tail -n 1 $(BUILD)/gatecrash.log >> $(SUMMARY)
 
 crash-long:
 	@mkdir -p $(BUILD)
-	$(GO) run ./test/crash/gatecrash -cycles $(GATECRASH_LONG_CYCLES) -seed $(GATECRASH_SEED) | tee $(BUILD)/gatecrash-long.log
+	$(GO) run ./cmd/gatecrash -cycles $(GATECRASH_LONG_CYCLES) -seed $(GATECRASH_SEED) | tee $(BUILD)/gatecrash-long.log
 
 # Durable-mode throughput and latency next to Redis SET NX with appendfsync always
 # (installed from Debian if missing; loopback only). Not part of verify: the machine

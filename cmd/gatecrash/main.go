@@ -4,7 +4,7 @@
 // restarts it on the same directory, checks D1, P2, P3 and P4 after every restart,
 // and prints one summary line last:
 //
-//	go run ./test/crash/gatecrash -cycles 1000 -seed 1
+//	go run ./cmd/gatecrash -cycles 1000 -seed 1
 //
 // It exits 1 on any violation (each is printed) and 2 when it cannot run.
 package main

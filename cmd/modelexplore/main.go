@@ -2,7 +2,7 @@
 // model) on the constants of a TLC .cfg of spec/tla/SoundGate.tla and prints its
 // figures, counted as TLC counts them. The last line is one summary line.
 //
-//	go run ./model/cmd/modelexplore -config spec/tla/SoundGate_deep.cfg
+//	go run ./cmd/modelexplore -config spec/tla/SoundGate_deep.cfg
 //
 // With -dump FILE it also writes the state graph in the TLA+ checker's dump format
 // (docs/tla-graph.md); a dump keeps every state, so it ignores SYMMETRY, as the
