@@ -7,7 +7,7 @@
 #   ROUNDS=5 SECONDS_PER_RUN=10 BENCH_DIR=/work/tmp bash ci/bench/durable.sh
 #
 # Per round and per concurrency (1, 16, 64, 256 clients, and pipelined: PIPE_CLIENTS
-# connections x PIPE_DEPTH in flight), it runs `soundgate bench` (admit new keys) and
+# connections x PIPE_DEPTH in flight), it runs soundgate-bench (admit new keys) and
 # `redis-benchmark SET key:__rand_int__ v NX` one after the other, then prints the
 # medians over the rounds, the ratio soundgate/redis, one client's p50 next to the
 # disk's fdatasync p50 (BenchmarkFdatasync: append; BenchmarkFdatasyncReserved: into
@@ -15,6 +15,10 @@
 # machine is shared and noisy: compare ratios within one run, not figures across runs.
 # redis-server comes from Debian (installed with apt-get if missing) and listens on
 # 127.0.0.1 only. The last line is the summary.
+#
+# BASE_BIN=PATH also measures that soundgate binary (built from another revision:
+#   git worktree add /tmp/base REV && (cd /tmp/base && go build -o /tmp/soundgate-base ./cmd/soundgate))
+# in the same rounds, just before this tree's gate, and prints this/base per concurrency.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -50,18 +54,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-$GO build -o "$work/soundgate" ./cmd/soundgate
-AGENT=bench-agent-token-0123456789
-OPERATOR=bench-operator-token-0123456789
-APPROVER=bench-approver-token-0123456789
-cat >"$work/roles.json" <<JSON
-{"tokens": [
-  {"name": "bench", "token": "$AGENT", "role": "agent", "runs": ["*"]},
-  {"name": "ops", "token": "$OPERATOR", "role": "operator"},
-  {"name": "approver", "token": "$APPROVER", "role": "approver"}
-]}
-JSON
-chmod 600 "$work/roles.json"
+. ci/bench/lib.sh
+bench_setup
+BASE_BIN=${BASE_BIN:-}
+[ -z "$BASE_BIN" ] || [ -x "$BASE_BIN" ] || die "BASE_BIN=$BASE_BIN is not an executable"
 
 wait_port() { # host port
   for _ in $(seq 1 200); do
@@ -82,14 +78,12 @@ fsync_res_p50=$(p50_of BenchmarkFdatasyncReserved)
 [ -n "$fsync_p50" ] && [ -n "$fsync_res_p50" ] || { echo "$fsync_out" >&2; die "BenchmarkFdatasync(Reserved) printed no p50"; }
 say "fdatasync p50 ${fsync_p50}µs (append), ${fsync_res_p50}µs (into reserved space)"
 
-start_gate() {
+start_gate() { # [BINARY]
   rm -rf "$work/data"
-  "$work/soundgate" serve --roles "$work/roles.json" --data "$work/data" --listen "127.0.0.1:$SG_PORT" \
+  "${1:-$work/soundgate}" serve --roles "$work/roles.json" --data "$work/data" --listen "127.0.0.1:$SG_PORT" \
     >"$work/gate.log" 2>&1 &
   gate_pid=$!; pids+=("$gate_pid")
-  for _ in $(seq 1 200); do grep -q 'msg=listening' "$work/gate.log" 2>/dev/null && break; sleep 0.05; done
-  kill -0 "$gate_pid" 2>/dev/null && grep -q 'msg=listening' "$work/gate.log" ||
-    { cat "$work/gate.log"; die "the gate did not start on 127.0.0.1:$SG_PORT"; }
+  await_listening "$work/gate.log" "$gate_pid" || { cat "$work/gate.log"; die "the gate did not start on 127.0.0.1:$SG_PORT"; }
 }
 stop_gate() { kill "$gate_pid" 2>/dev/null || true; wait "$gate_pid" 2>/dev/null || true; }
 start_redis() {
@@ -105,14 +99,14 @@ stop_redis() { kill "$redis_pid" 2>/dev/null || true; wait "$redis_pid" 2>/dev/n
 # sg_run CLIENTS DEPTH -> "admissions/s p50 p99" (latencies in ms)
 sg_run() {
   local out
-  out=$("$work/soundgate" bench --addr "127.0.0.1:$SG_PORT" --token "$AGENT" --operator-token "$OPERATOR" \
+  out=$("$work/soundgate-bench" --addr "127.0.0.1:$SG_PORT" --token "$AGENT" --operator-token "$OPERATOR" \
     --approver-token "$APPROVER" --clients "$1" --pipeline "$2" --duration "${SECONDS_PER_RUN}s" -q) ||
-    { echo "$out" >&2; die "soundgate bench failed"; }
+    { echo "$out" >&2; die "soundgate-bench failed"; }
   local rate p50 p99
   rate=$(echo "$out" | sed -n 's/^admissions: .* = \([0-9.]*\) admissions\/s.*/\1/p')
   p50=$(echo "$out" | awk '/^latency new/ { for (i = 1; i <= NF; i++) if ($i ~ /^p50=/) print substr($i, 5) }')
   p99=$(echo "$out" | awk '/^latency new/ { for (i = 1; i <= NF; i++) if ($i ~ /^p99=/) print substr($i, 5) }')
-  [ -n "$rate" ] && [ -n "$p50" ] || { echo "$out" >&2; die "cannot read soundgate bench output"; }
+  [ -n "$rate" ] && [ -n "$p50" ] || { echo "$out" >&2; die "cannot read soundgate-bench output"; }
   echo "$rate $(to_ms "$p50") $(to_ms "$p99")"
 }
 to_ms() { # a Go duration -> milliseconds
@@ -137,13 +131,20 @@ redis_run() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-declare -A SG REDIS P50 P99
+declare -A SG BASE REDIS P50 P99
 configs=""
 for c in $CLIENTS; do configs="$configs $c:1"; done
 configs="$configs $PIPE_CLIENTS:$PIPE_DEPTH"
 for round in $(seq 1 "$ROUNDS"); do
   for cfg in $configs; do
     c=${cfg%%:*}; d=${cfg##*:}
+    base=""
+    if [ -n "$BASE_BIN" ]; then
+      start_gate "$BASE_BIN"
+      read -r base _ _ <<<"$(sg_run "$c" "$d")" || exit 1
+      stop_gate
+      BASE[$cfg]="${BASE[$cfg]:-} $base"
+    fi
     start_gate
     sg=$(sg_run "$c" "$d") || exit 1
     read -r rate p50 p99 <<<"$sg"
@@ -153,13 +154,14 @@ for round in $(seq 1 "$ROUNDS"); do
     stop_redis
     SG[$cfg]="${SG[$cfg]:-} $rate"; REDIS[$cfg]="${REDIS[$cfg]:-} $rrate"
     P50[$cfg]="${P50[$cfg]:-} $p50"; P99[$cfg]="${P99[$cfg]:-} $p99"
-    printf 'durable-bench: round %d, %3d clients x pipeline %-3d soundgate %8.0f adm/s (p50 %s ms, p99 %s ms)  redis SET NX %8.0f req/s\n' \
-      "$round" "$c" "$d" "$rate" "$p50" "$p99" "$rrate"
+    printf 'durable-bench: round %d, %3d clients x pipeline %-3d soundgate %8.0f adm/s (p50 %s ms, p99 %s ms)  redis SET NX %8.0f req/s%s\n' \
+      "$round" "$c" "$d" "$rate" "$p50" "$p99" "$rrate" "${base:+  base $base adm/s}"
   done
 done
 
 echo
-printf '%-22s %14s %14s %8s %10s %10s\n' "clients x pipeline" "soundgate/s" "redis/s" "ratio" "p50 ms" "p99 ms"
+printf '%-22s %14s %14s %8s %10s %10s%s\n' "clients x pipeline" "soundgate/s" "redis/s" "ratio" "p50 ms" "p99 ms" \
+  "${BASE_BIN:+        base/s   this/base}"
 summary=""
 for cfg in $configs; do
   c=${cfg%%:*}; d=${cfg##*:}
@@ -168,8 +170,13 @@ for cfg in $configs; do
   p50=$(tr ' ' '\n' <<<"${P50[$cfg]}" | grep . | median)
   p99=$(tr ' ' '\n' <<<"${P99[$cfg]}" | grep . | median)
   ratio=$(awk -v s="$s" -v r="$r" 'BEGIN { printf "%.2f", s / r }')
-  printf '%-22s %14.0f %14.0f %8s %10s %10s\n' "$c x $d" "$s" "$r" "$ratio" "$p50" "$p99"
-  summary="$summary ${c}x${d}: $(printf '%.0f' "$s") vs $(printf '%.0f' "$r") (x$ratio);"
+  vs_base=""
+  if [ -n "$BASE_BIN" ]; then
+    b=$(tr ' ' '\n' <<<"${BASE[$cfg]}" | grep . | median)
+    vs_base=$(awk -v s="$s" -v b="$b" 'BEGIN { printf " %14.0f %11.2f", b, s / b }')
+  fi
+  printf '%-22s %14.0f %14.0f %8s %10s %10s%s\n' "$c x $d" "$s" "$r" "$ratio" "$p50" "$p99" "$vs_base"
+  summary="$summary ${c}x${d}: $(printf '%.0f' "$s") vs $(printf '%.0f' "$r") (x$ratio)${BASE_BIN:+, base $(printf '%.0f' "$b")};"
   [ "$cfg" = "1:1" ] && one_p50=$p50
   [ "$cfg" = "16:1" ] && p99_16=$p99
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Memory and disk of a durable gate that holds EFFECTS admitted effects (default one
 # million): it starts `soundgate serve` (durable, --snapshot-every SNAPSHOT_EVERY),
-# admits new keys with `soundgate bench` (8 connections x 32 in flight) until EFFECTS
+# admits new keys with soundgate-bench (8 connections x 32 in flight) until EFFECTS
 # are admitted, lets the compaction loop run, and prints the gate's resident size
 # (VmRSS, and its peak VmHWM, from /proc) and what its data directory holds: the
 # snapshot, the segments left after compaction, and their bytes. The last line is the
@@ -29,23 +29,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-$GO build -o "$work/soundgate" ./cmd/soundgate
-AGENT=bench-agent-token-0123456789
-OPERATOR=bench-operator-token-0123456789
-cat >"$work/roles.json" <<JSON
-{"tokens": [
-  {"name": "bench", "token": "$AGENT", "role": "agent", "runs": ["*"]},
-  {"name": "ops", "token": "$OPERATOR", "role": "operator"}
-]}
-JSON
-chmod 600 "$work/roles.json"
+. ci/bench/lib.sh
+bench_setup
 
 sock="$work/gate.sock"
 "$work/soundgate" serve --roles "$work/roles.json" --data "$work/data" --listen "" --unix "$sock" \
   --snapshot-every "$SNAPSHOT_EVERY" --max-keys-per-run "$EFFECTS" >"$work/gate.log" 2>&1 &
 gate_pid=$!
-for _ in $(seq 1 200); do grep -q 'msg=listening' "$work/gate.log" 2>/dev/null && break; sleep 0.05; done
-grep -q 'msg=listening' "$work/gate.log" || { cat "$work/gate.log"; die "the gate did not start"; }
+await_listening "$work/gate.log" "$gate_pid" || { cat "$work/gate.log"; die "the gate did not start"; }
 
 # Each bench call opens its own runs (prefix) and admits new keys on them; repeat
 # until EFFECTS are admitted.
@@ -53,11 +44,11 @@ admitted=0
 round=0
 while [ "$admitted" -lt "$EFFECTS" ]; do
   round=$((round + 1))
-  out=$("$work/soundgate" bench --addr "unix:$sock" --token "$AGENT" --operator-token "$OPERATOR" \
+  out=$("$work/soundgate-bench" --addr "unix:$sock" --token "$AGENT" --operator-token "$OPERATOR" \
     --clients 8 --pipeline 32 --runs 16 --duration 5s -q) ||
-    { echo "$out" >&2; die "soundgate bench failed"; }
+    { echo "$out" >&2; die "soundgate-bench failed"; }
   n=$(sed -n 's/^admissions: \([0-9]*\) in.*/\1/p' <<<"$out")
-  [ -n "$n" ] || { echo "$out" >&2; die "cannot read soundgate bench output"; }
+  [ -n "$n" ] || { echo "$out" >&2; die "cannot read soundgate-bench output"; }
   admitted=$((admitted + n))
   echo "memory-bench: $admitted effects admitted"
 done

@@ -51,7 +51,7 @@ func captureStdout(t *testing.T, f func() int) (string, int) {
 
 var admissionsLine = regexp.MustCompile(`(?m)^admissions: (\d+) in .*; errors: (\d+)$`)
 
-// TestBench runs `soundgate bench` against a gate with each driver and mix: it must
+// TestBench runs soundgate-bench against a gate with each driver and mix: it must
 // admit, check every answer (an error makes the exit code non-zero) and print the
 // figures the benchmark script reads.
 func TestBench(t *testing.T) {
@@ -70,9 +70,9 @@ func TestBench(t *testing.T) {
 		{"client gated", []string{"--clients", "2", "--mix", "new=40,dup=30,gated=30"}, []string{"latency new ", "latency dup ", "latency gated "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"bench", "--addr", "unix:" + sock, "--token", benchAgent, "--operator-token", benchOperator,
+			args := append([]string{"--addr", "unix:" + sock, "--token", benchAgent, "--operator-token", benchOperator,
 				"--approver-token", benchApprover, "--duration", "300ms", "--runs", "4", "-q"}, tc.args...)
-			out, code := captureStdout(t, func() int { return dispatch(args) })
+			out, code := captureStdout(t, func() int { return benchMain(args) })
 			require.Equal(t, exitOK, code, "output:\n%s", out)
 			m := admissionsLine.FindStringSubmatch(out)
 			require.NotNil(t, m, "no admissions line in:\n%s", out)
@@ -96,8 +96,8 @@ func TestBenchUsage(t *testing.T) {
 		{"--pipeline", "0"},
 		{"--mix", "new=50"},
 	} {
-		all := append([]string{"bench", "--addr", "unix:/nonexistent", "--token", benchAgent, "--operator-token", benchOperator}, args...)
-		_, code := captureStdout(t, func() int { return dispatch(all) })
+		all := append([]string{"--addr", "unix:/nonexistent", "--token", benchAgent, "--operator-token", benchOperator}, args...)
+		_, code := captureStdout(t, func() int { return benchMain(all) })
 		require.Equal(t, exitUsage, code, "%v", args)
 	}
 }

@@ -17,9 +17,6 @@ import (
 	"github.com/soundgate/soundgate/impl/core"
 )
 
-func init() {
-	register(&command{name: "bench", summary: "closed-loop load against a running gate", usage: "soundgate bench [flags]", run: benchMain})
-}
 
 // benchMix is the share of each kind of operation, in percent.
 type benchMix struct{ fresh, dup, gated int }
@@ -65,7 +62,7 @@ func benchMain(args []string) int {
 	goroutines := fs.Bool("raw-goroutines", false, "with --driver raw: a goroutine per connection instead of one event loop (Linux epoll, the default there)")
 	driver := fs.String("driver", "", "how connections are driven: raw (the wire protocol, a window of pipelined requests per connection, like redis-benchmark) or client (the Go client library, a goroutine per request in flight); default raw, client for a mix with gated operations")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: soundgate bench [flags]\n\nDrives a running gate with closed-loop load and prints admissions/s and latency\npercentiles (p50/p99/p999) per operation, with a progress line every second.\n\nFlags:\n")
+		fmt.Fprintf(fs.Output(), "Usage: soundgate-bench [flags]\n\nDrives a running gate with closed-loop load and prints admissions/s and latency\npercentiles (p50/p99/p999) per operation, with a progress line every second.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
