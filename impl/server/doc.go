@@ -1,41 +1,29 @@
-// Package server is the gate's network edge: it accepts connections on TCP and Unix
-// sockets, authenticates each with a hello, decodes request lines (impl/proto), applies
-// them to the admission core (impl/core) under one lock, makes every state change
-// durable in the log (impl/wal) before any answer that depends on it leaves, and parks
-// admits that asked to wait until a decision, cancel, fence or timeout of their run.
+// Package server is the gate's wire: it accepts connections on TCP and Unix sockets,
+// authenticates each with a hello, decodes request lines (impl/proto), hands each
+// request to the node (impl/node) and sends its answer once the log holds what the
+// answer rests on.
 //
-// Data flow of one request, on the event loop (Linux, the default):
+// A connection is a session (session.go): its credential, its decoder and the answers
+// waiting to be sent. A transport only moves bytes: it reads into the session and
+// calls feed (the one read path), takes the answers and turns them into bytes with
+// release (the one path that waits for the log: D1, and fail closed, F1), writes
+// them, and calls forget once the connection is closed. Two transports exist:
 //
-//	epoll: readable ──read once──▶ decode ──▶ role check ──▶ lock{ core.Step; log.Append; re-ask parked } ──▶
-//	end of the pass: one wait until the log is durable up to the pass's last record ──▶ one write per connection
+//	loop (loop_linux.go, the default on Linux): one goroutine owns every socket
+//	through epoll, as Redis's event loop does. Each pass reads every readable
+//	connection once, waits once for the log for all the answers of the pass (group
+//	commit: one fdatasync), and writes each connection's answers in one write.
 //
-// One goroutine (loop_linux.go) owns every socket, as Redis's event loop does. Each
-// pass reads every readable connection once, applies the requests it finds, then
-// waits once for the log (group commit: the whole pass shares one fdatasync) and
-// writes each connection's answers in one write. Per request that is one read and one
-// write system call, and no goroutine is woken. A peer that sends faster than it
-// reads is paused (not read) while WriteQueueMax answers or 256 KiB wait for it, and
-// dropped after WriteTimeout without progress.
+//	goroutines (goroutines.go: other platforms, Config.Goroutines, and a socket the
+//	loop cannot take): a reader goroutine feeds the session, a writer goroutine
+//	releases and writes its answers.
 //
-// The goroutine model (Config.Goroutines, `serve --io goroutines`, and every platform
-// without epoll) gives each connection a reader and a writer goroutine. A reader with
-// more input never waits for the disk: it hands each answer to the writer with the log
-// position the answer depends on and goes on decoding. When the peer has sent nothing
-// more (a request-response peer), the reader waits for the log and writes the answer
-// itself (conn.send). It costs about twice the CPU per request of the loop: a read
-// that finds nothing (EAGAIN) before every sleep in Go's poller, a wake-up per answer,
-// and threads handed sockets and syscalls (docs/verify/wal.md has the figures).
+// Answers may leave out of request order only for admits that waited; clients match
+// answers by id. A peer that sends faster than it reads is paused (not read) while
+// Limits.WriteQueueMax answers wait for it, and dropped after WriteTimeout without
+// progress.
 //
-// In both, answers may leave out of request order only for parked admits; clients
-// match answers by id. handle, push and the parked admits are shared.
-//
-// Fail closed (F1): once an append or fsync fails, the server answers every request
-// with `unavailable` and says why in its log and in that error; it never answers from
-// state that is not on disk. Recovery is a restart, which replays the log.
-//
-// Why one lock and not one per run: the core keeps state per run, so the lock could be
-// split, but a core step takes about a microsecond while an fsync takes hundreds; the
-// lock is never held across I/O. Profiles of `soundgate bench` (SOUNDGATE_CPUPROFILE)
-// show the server's time in system calls (socket reads and writes, fdatasync) and, in
-// the goroutine model, the scheduler; not in the lock.
+// The server holds no gate state: the node decides, logs, parks waiting admits,
+// fires deadlines and fails closed; its refusals become the wire's errors
+// (unavailable, overloaded, shutting_down).
 package server
