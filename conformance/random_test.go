@@ -6,7 +6,7 @@ import (
 	"github.com/leanovate/gopter"
 	"github.com/leanovate/gopter/commands"
 
-	"github.com/soundgate/soundgate/client"
+	"github.com/soundgate/soundgate/clients/go/client"
 	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 

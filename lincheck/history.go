@@ -11,7 +11,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/soundgate/soundgate/client"
+	"github.com/soundgate/soundgate/clients/go/client"
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/proto"
 	"github.com/soundgate/soundgate/impl/server/servertest"

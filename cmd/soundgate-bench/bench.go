@@ -13,10 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/soundgate/soundgate/client"
+	"github.com/soundgate/soundgate/clients/go/client"
 	"github.com/soundgate/soundgate/impl/core"
 )
-
 
 // benchMix is the share of each kind of operation, in percent.
 type benchMix struct{ fresh, dup, gated int }

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/soundgate/soundgate/client"
+	"github.com/soundgate/soundgate/clients/go/client"
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/node"
 	"github.com/soundgate/soundgate/impl/server/servertest"

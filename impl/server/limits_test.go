@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/soundgate/soundgate/client"
+	"github.com/soundgate/soundgate/clients/go/client"
 	"github.com/soundgate/soundgate/impl/proto"
 	"github.com/soundgate/soundgate/impl/server"
 	"github.com/soundgate/soundgate/impl/server/servertest"

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/soundgate/soundgate/client"
+	"github.com/soundgate/soundgate/clients/go/client"
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/node"
 	"github.com/soundgate/soundgate/impl/proto"

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/soundgate/soundgate/client"
+	"github.com/soundgate/soundgate/clients/go/client"
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/server/servertest"
 )

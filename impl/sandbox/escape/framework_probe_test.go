@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/soundgate/soundgate/client"
+	"github.com/soundgate/soundgate/clients/go/client"
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/egress"
 	"github.com/soundgate/soundgate/impl/sandbox"

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/soundgate/soundgate/client"
+	"github.com/soundgate/soundgate/clients/go/client"
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/server/servertest"
 	"github.com/soundgate/soundgate/probes/go/gatedrun"

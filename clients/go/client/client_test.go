@@ -17,7 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/soundgate/soundgate/client"
+	"github.com/soundgate/soundgate/clients/go/client"
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/proto"
 	"github.com/soundgate/soundgate/impl/server/servertest"
