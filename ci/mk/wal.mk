@@ -15,26 +15,26 @@ verify-wal:
 	$(GO) run ./cmd/walcrashsim -cycles $(WAL_CRASH_CYCLES) -seed $(WAL_CRASH_SEED) | tee $(BUILD)/wal.log
 	tail -n 1 $(BUILD)/wal.log >> $(SUMMARY)
 
-# The gate crash harness (test/crash): the real `soundgate serve` binary (built with
+# The gate crash harness (crashcheck): the real `soundgate serve` binary (built with
 # -tags failpoints), SIGKILLed at random moments and at log failpoints under
 # concurrent load, restarted on the same directory; D1, P2, P3, P4 checked after every
 # restart; recovery time printed. A short run also runs in `go test ./...`
 # (TestCrashHarness, with its negative control). crash-long is the 1,000-cycle run.
-GATECRASH_CYCLES      ?= 100
-GATECRASH_LONG_CYCLES ?= 1000
-GATECRASH_SEED        ?= 1
+CRASHCHECK_CYCLES      ?= 100
+CRASHCHECK_LONG_CYCLES ?= 1000
+CRASHCHECK_SEED        ?= 1
 
-VERIFY_TARGETS += verify-gatecrash
+VERIFY_TARGETS += verify-crashcheck
 
-.PHONY: verify-gatecrash crash-long bench-durable
-verify-gatecrash:
+.PHONY: verify-crashcheck crash-long bench-durable
+verify-crashcheck:
 	@mkdir -p $(BUILD)
-	$(GO) run ./cmd/gatecrash -cycles $(GATECRASH_CYCLES) -seed $(GATECRASH_SEED) | tee $(BUILD)/gatecrash.log
-	tail -n 1 $(BUILD)/gatecrash.log >> $(SUMMARY)
+	$(GO) run ./cmd/crashcheck -cycles $(CRASHCHECK_CYCLES) -seed $(CRASHCHECK_SEED) | tee $(BUILD)/crashcheck.log
+	tail -n 1 $(BUILD)/crashcheck.log >> $(SUMMARY)
 
 crash-long:
 	@mkdir -p $(BUILD)
-	$(GO) run ./cmd/gatecrash -cycles $(GATECRASH_LONG_CYCLES) -seed $(GATECRASH_SEED) | tee $(BUILD)/gatecrash-long.log
+	$(GO) run ./cmd/crashcheck -cycles $(CRASHCHECK_LONG_CYCLES) -seed $(CRASHCHECK_SEED) | tee $(BUILD)/crashcheck-long.log
 
 # Durable-mode throughput and latency next to Redis SET NX with appendfsync always
 # (installed from Debian if missing; loopback only). Not part of verify: the machine

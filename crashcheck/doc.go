@@ -1,4 +1,4 @@
-// Package crash is the crash harness of the durable gate: it runs the real
+// Package crashcheck is the crash harness of the durable gate: it runs the real
 // `soundgate serve` binary under concurrent load, kills it with SIGKILL (at random
 // moments, and at chosen points through the write-ahead log's failpoints: between
 // write and fdatasync, or between fdatasync and the answer), restarts it on the same
@@ -18,5 +18,5 @@
 // against `serve-unsafe` (built with the brokengate tag: a gate that answers before
 // its log is written), it must report lost decisions: that is its negative control.
 //
-// The long run is the gatecrash command (docs/verify/wal.md).
-package crash
+// The long run is the crashcheck command (docs/verify/wal.md).
+package crashcheck

@@ -1,10 +1,10 @@
-// Command gatecrash is the long run of the gate crash harness (package crash): it
+// Command crashcheck is the long run of the gate crash harness (package crash): it
 // builds cmd/soundgate with the failpoints tag (unless -binary is given), runs the
 // real gate under concurrent load, SIGKILLs it at random moments and at failpoints,
 // restarts it on the same directory, checks D1, P2, P3 and P4 after every restart,
 // and prints one summary line last:
 //
-//	go run ./cmd/gatecrash -cycles 1000 -seed 1
+//	go run ./cmd/crashcheck -cycles 1000 -seed 1
 //
 // It exits 1 on any violation (each is printed) and 2 when it cannot run.
 package main
@@ -17,12 +17,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/soundgate/soundgate/crashcheck"
 	"github.com/soundgate/soundgate/impl/server/servertest"
-	"github.com/soundgate/soundgate/test/crash"
 )
 
 func main() {
-	var cfg crash.Config
+	var cfg crashcheck.Config
 	flag.IntVar(&cfg.Cycles, "cycles", 1000, "kill-and-restart cycles")
 	flag.Uint64Var(&cfg.Seed, "seed", 1, "seed of the workload, kill times and failpoints")
 	flag.IntVar(&cfg.Clients, "clients", 8, "concurrent agent connections")
@@ -36,13 +36,13 @@ func main() {
 	dir := flag.String("dir", "", "working directory (default: a new temporary directory, removed at the end)")
 	flag.Parse()
 	if cfg.Cycles < 1 || cfg.Clients < 1 || cfg.KillAfterMax <= 0 {
-		fmt.Fprintln(os.Stderr, "gatecrash: -cycles and -clients must be at least 1, -kill-after positive")
+		fmt.Fprintln(os.Stderr, "crashcheck: -cycles and -clients must be at least 1, -kill-after positive")
 		os.Exit(2)
 	}
 	if *dir == "" {
-		d, err := os.MkdirTemp("", "gatecrash")
+		d, err := os.MkdirTemp("", "crashcheck")
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "gatecrash:", err)
+			fmt.Fprintln(os.Stderr, "crashcheck:", err)
 			os.Exit(2)
 		}
 		defer os.RemoveAll(d)
@@ -52,15 +52,15 @@ func main() {
 	if cfg.Binary == "" {
 		bin, err := servertest.Build(context.Background(), *dir, strings.Fields(*tags)...)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "gatecrash:", err, "(run from the module root)")
+			fmt.Fprintln(os.Stderr, "crashcheck:", err, "(run from the module root)")
 			os.Exit(2)
 		}
 		cfg.Binary = bin
 	}
 	cfg.Logf = func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
-	fmt.Printf("gatecrash: %s %s, %d cycles, %d clients, SIGKILL within %s, a failpoint every %d cycles, seed %d, dir %s\n",
+	fmt.Printf("crashcheck: %s %s, %d cycles, %d clients, SIGKILL within %s, a failpoint every %d cycles, seed %d, dir %s\n",
 		cfg.Binary, cfg.Subcommand, cfg.Cycles, cfg.Clients, cfg.KillAfterMax, cfg.FailpointEach, cfg.Seed, cfg.Dir)
-	res, err := crash.Run(cfg)
+	res, err := crashcheck.Run(cfg)
 	if err != nil {
 		fmt.Println(err)
 		fmt.Printf("gate crash harness: could not run after %d cycles, seed %d\n", res.Cycles, cfg.Seed)
@@ -72,7 +72,7 @@ func main() {
 	fmt.Println(res.Summary(cfg))
 	if len(res.Violations) > 0 || (cfg.FailpointEach > 0 && res.FailpointKills == 0) {
 		if res.FailpointKills == 0 && cfg.FailpointEach > 0 {
-			fmt.Println("gatecrash: no failpoint fired: the binary lacks -tags failpoints")
+			fmt.Println("crashcheck: no failpoint fired: the binary lacks -tags failpoints")
 		}
 		os.Exit(1)
 	}
