@@ -11,9 +11,11 @@
 //	           ever run (Stats.Discarded counts them per operator).
 //	Filter     --diff BASE keeps the mutants on lines a git change touched; the
 //	           suppression file (suppress.go) removes reviewed equivalent mutants.
-//	Run        every mutant is one `go test -overlay` run: the mutated file is written
-//	           to a temporary directory and substituted by the go command, so the
-//	           working tree is never written to, not even by an interrupted run.
+//	Run        every mutant is tested through `go test -overlay`: the mutated file is
+//	           written to a temporary directory and substituted by the go command, so
+//	           the working tree is never written to, not even by an interrupted run.
+//	           Mutants that can be wrapped share one schema test binary (schema.go)
+//	           and survivors are confirmed by their own build.
 //	           Workers run in parallel; the test binary gets a timeout derived from the
 //	           measured run time of the unmutated test binary (never the build), with
 //	           a floor; a mutant that times out is run a second time before it counts.

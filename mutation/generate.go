@@ -31,6 +31,10 @@ type Stats struct {
 	Generated map[Operator]int `json:"generated"`
 }
 
+func newStats() Stats {
+	return Stats{Proposed: map[Operator]int{}, Discarded: map[Operator]int{}, Generated: map[Operator]int{}}
+}
+
 // target is one loaded package with what generation needs.
 type target struct {
 	pkg     *packages.Package // the package with its in-package test files, if any

@@ -123,17 +123,10 @@ func TestOperatorCounts(t *testing.T) {
 	find(t, rep.Mutants, "SumBelow", OpRemoveStmt, "s += i", "")
 }
 
-// TestTypeCheckDiscards checks that generation drops a mutant that cannot compile:
-// `const k = 2; var a [k - 1]int` style code is avoided by construction, so use a
-// package where removing a statement leaves a label unused... simplest: a division
-// by a constant that would become zero.
+// TestTypeCheckDiscards checks that generation drops a mutant that cannot compile: the
+// constant mutant x[1] -> x[2] on a [2]int is an out-of-range index go/types rejects.
 func TestTypeCheckDiscards(t *testing.T) {
-	dir := t.TempDir()
-	write(t, filepath.Join(dir, "go.mod"), "module d\n\ngo 1.26\n")
-	// x / (k - 1) with k - 1 folded: the arith mutant k + 1 is fine, but the constant
-	// mutant on the literal in `[]int{...}[1]` index out of range is a compile error
-	// go/types knows about.
-	write(t, filepath.Join(dir, "d.go"), "package d\n\nfunc F() int {\n\tx := [2]int{4, 5}\n\treturn x[1]\n}\n")
+	dir := tempModule(t, "d", "d.go", "package d\n\nfunc F() int {\n\tx := [2]int{4, 5}\n\treturn x[1]\n}\n")
 	rep := listFixture(t, dir, nil)
 	if rep.Stats.Discarded[OpConstant] != 1 {
 		t.Fatalf("discarded constant mutants = %d, want 1 (x[2] is out of range): %+v",
@@ -151,6 +144,18 @@ func write(t *testing.T, path, s string) {
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// tempModule writes module mod in a new temporary directory with the files given as
+// name, content pairs, and returns the directory.
+func tempModule(t *testing.T, mod string, files ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "go.mod"), "module "+mod+"\n\ngo 1.26\n")
+	for i := 0; i+1 < len(files); i += 2 {
+		write(t, filepath.Join(dir, files[i]), files[i+1])
+	}
+	return dir
 }
 
 // TestOutcomes runs four mutants of known fate and checks their outcomes, the score
@@ -414,10 +419,9 @@ func TestDiffMode(t *testing.T) {
 
 // TestBaselineMustPass checks that a red suite is refused instead of scored.
 func TestBaselineMustPass(t *testing.T) {
-	dir := t.TempDir()
-	write(t, filepath.Join(dir, "go.mod"), "module r\n\ngo 1.26\n")
-	write(t, filepath.Join(dir, "r.go"), "package r\n\nfunc F(x int) int { return x + 1 }\n")
-	write(t, filepath.Join(dir, "r_test.go"), "package r\n\nimport \"testing\"\n\nfunc TestF(t *testing.T) {\n\tif F(1) != 3 {\n\t\tt.Fatal(\"red\")\n\t}\n}\n")
+	dir := tempModule(t, "r",
+		"r.go", "package r\n\nfunc F(x int) int { return x + 1 }\n",
+		"r_test.go", "package r\n\nimport \"testing\"\n\nfunc TestF(t *testing.T) {\n\tif F(1) != 3 {\n\t\tt.Fatal(\"red\")\n\t}\n}\n")
 	_, err := Run(context.Background(), Config{Dir: dir, Packages: []string{"."}, TestPackages: []string{"."}})
 	if !errors.Is(err, ErrBaseline) {
 		t.Fatalf("got %v, want ErrBaseline", err)
@@ -428,14 +432,12 @@ func TestBaselineMustPass(t *testing.T) {
 // a run-time switch cannot replace, is left to its own build while its neighbours are
 // switched in the schema.
 func TestSchemaUnwrapsConstantContexts(t *testing.T) {
-	dir := t.TempDir()
-	write(t, filepath.Join(dir, "go.mod"), "module c\n\ngo 1.26\n")
-	write(t, filepath.Join(dir, "c.go"), "package c\n\nfunc F(x int) int {\n\tconst k = 3\n\treturn x + k\n}\n")
+	dir := tempModule(t, "c", "c.go", "package c\n\nfunc F(x int) int {\n\tconst k = 3\n\treturn x + k\n}\n")
 	targets, err := load(context.Background(), dir, []string{"."})
 	if err != nil {
 		t.Fatal(err)
 	}
-	stats := Stats{Proposed: map[Operator]int{}, Discarded: map[Operator]int{}, Generated: map[Operator]int{}}
+	stats := newStats()
 	ms, err := generate(context.Background(), targets, &stats)
 	if err != nil {
 		t.Fatal(err)
@@ -535,7 +537,7 @@ func TestInterruptLeavesTreeUnchanged(t *testing.T) {
 }
 
 // TestInterruptDuringSetup: a run whose context ends while it copies the module,
-// loads the packages, or type checks its mutants (which takes minutes on a large package), stops
+// loads the packages, or type checks its mutants (minutes on a large package) stops
 // with ErrInterrupted and writes nothing.
 func TestInterruptDuringSetup(t *testing.T) {
 	before := treeHash(t, fixtureDir)
@@ -556,7 +558,7 @@ func TestInterruptDuringSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stats := Stats{Proposed: map[Operator]int{}, Discarded: map[Operator]int{}, Generated: map[Operator]int{}}
+	stats := newStats()
 	if _, err := generate(ctx, targets, &stats); !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("generate with an ended context: %v, want ErrInterrupted", err)
 	}

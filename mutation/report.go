@@ -16,6 +16,35 @@ func (rep *Report) Passed(threshold float64) bool {
 // WriteSummary prints the figures, the operators, every survivor and timeout with
 // its diff, and ends with one summary line.
 func (rep *Report) WriteSummary(w io.Writer, name string, threshold float64) {
+	rep.writeSetup(w, name)
+	rep.writeOperators(w)
+	rep.writeCounts(w, threshold)
+	rep.writeMutants(w, StatusSurvived, "survivors")
+	rep.writeMutants(w, StatusTimedOut, "timed out")
+	rep.writeMutants(w, StatusNotViable, "not viable")
+	unconfirmed := 0
+	for _, m := range rep.Mutants {
+		if m.Status == StatusSurvived && m.Mode == "schema" {
+			unconfirmed++
+		}
+	}
+	if unconfirmed > 0 {
+		fmt.Fprintf(w, "  note: %d survivors were not confirmed alone (-no-confirm): triage figures only\n", unconfirmed)
+	}
+	verdict := "ok"
+	if !rep.Passed(threshold) {
+		verdict = fmt.Sprintf("FAIL: below %.1f%%", threshold*100)
+	}
+	c := rep.Counts
+	fmt.Fprintf(w, "mutation %s: %d mutants, %d killed, %d survived, %d timed out, %d not viable, "+
+		"%d equivalent, %d suppressed, score %s (threshold %.0f%%), %.0fs on %d workers, %s\n",
+		name, len(rep.Mutants), c[StatusKilled], c[StatusSurvived], c[StatusTimedOut],
+		c[StatusNotViable], c[StatusEquivalent], c[StatusSuppressed], pct(rep), threshold*100,
+		rep.Seconds, rep.Workers, verdict)
+}
+
+// writeSetup prints the test command, the schema, the diff base and the timeout.
+func (rep *Report) writeSetup(w io.Writer, name string) {
 	skip := ""
 	if rep.Skip != "" {
 		skip = " -skip '" + rep.Skip + "'"
@@ -29,6 +58,11 @@ func (rep *Report) WriteSummary(w io.Writer, name string, threshold float64) {
 	}
 	fmt.Fprintf(w, "  baseline test binary %.2fs, per-mutant timeout %.1fs, %d workers\n",
 		rep.BaselineSeconds, rep.TimeoutSeconds, rep.Workers)
+}
+
+// writeOperators prints, per operator that proposed an edit, what generation
+// proposed and discarded, and how many mutants ran and were killed.
+func (rep *Report) writeOperators(w io.Writer) {
 	fmt.Fprintf(w, "  %-14s %9s %9s %9s %9s\n", "operator", "proposed", "discarded", "mutants", "killed")
 	killedBy := map[Operator]int{}
 	inRun := map[Operator]int{}
@@ -45,6 +79,10 @@ func (rep *Report) WriteSummary(w io.Writer, name string, threshold float64) {
 		fmt.Fprintf(w, "  %-14s %9d %9d %9d %9d\n", op, rep.Stats.Proposed[op],
 			rep.Stats.Discarded[op], inRun[op], killedBy[op])
 	}
+}
+
+// writeCounts prints the count per outcome, the score and the stale suppressions.
+func (rep *Report) writeCounts(w io.Writer, threshold float64) {
 	c := rep.Counts
 	fmt.Fprintf(w, "  killed      %5d\n", c[StatusKilled])
 	fmt.Fprintf(w, "  survived    %5d\n", c[StatusSurvived])
@@ -57,49 +95,30 @@ func (rep *Report) WriteSummary(w io.Writer, name string, threshold float64) {
 	for _, id := range rep.StaleSuppressions {
 		fmt.Fprintf(w, "  stale suppression (matches no mutant): %s\n", id)
 	}
-	list := func(st Status, title string) {
-		var ms []*Mutant
-		for _, m := range rep.Mutants {
-			if m.Status == st {
-				ms = append(ms, m)
-			}
-		}
-		if len(ms) == 0 {
-			return
-		}
-		sort.SliceStable(ms, func(i, j int) bool { return ms[i].File < ms[j].File })
-		fmt.Fprintf(w, "%s (%d):\n", title, len(ms))
-		for _, m := range ms {
-			fmt.Fprintf(w, "  %s %s\n", m.Position(), m.ID)
-			if m.Message != "" && st != StatusSurvived {
-				fmt.Fprintf(w, "    %s\n", firstLine(m.Message))
-			}
-			for _, l := range strings.Split(strings.TrimRight(m.Diff, "\n"), "\n") {
-				fmt.Fprintf(w, "    %s\n", l)
-			}
-		}
-	}
-	list(StatusSurvived, "survivors")
-	list(StatusTimedOut, "timed out")
-	list(StatusNotViable, "not viable")
-	unconfirmed := 0
+}
+
+// writeMutants lists the mutants of status st under title, each with its diff.
+func (rep *Report) writeMutants(w io.Writer, st Status, title string) {
+	var ms []*Mutant
 	for _, m := range rep.Mutants {
-		if m.Status == StatusSurvived && m.Mode == "schema" {
-			unconfirmed++
+		if m.Status == st {
+			ms = append(ms, m)
 		}
 	}
-	if unconfirmed > 0 {
-		fmt.Fprintf(w, "  note: %d survivors were not confirmed alone (-no-confirm): triage figures only\n", unconfirmed)
+	if len(ms) == 0 {
+		return
 	}
-	verdict := "ok"
-	if !rep.Passed(threshold) {
-		verdict = fmt.Sprintf("FAIL: below %.1f%%", threshold*100)
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].File < ms[j].File })
+	fmt.Fprintf(w, "%s (%d):\n", title, len(ms))
+	for _, m := range ms {
+		fmt.Fprintf(w, "  %s %s\n", m.Position(), m.ID)
+		if m.Message != "" && st != StatusSurvived {
+			fmt.Fprintf(w, "    %s\n", firstLine(m.Message))
+		}
+		for _, l := range strings.Split(strings.TrimRight(m.Diff, "\n"), "\n") {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
 	}
-	fmt.Fprintf(w, "mutation %s: %d mutants, %d killed, %d survived, %d timed out, %d not viable, "+
-		"%d equivalent, %d suppressed, score %s (threshold %.0f%%), %.0fs on %d workers, %s\n",
-		name, len(rep.Mutants), c[StatusKilled], c[StatusSurvived], c[StatusTimedOut],
-		c[StatusNotViable], c[StatusEquivalent], c[StatusSuppressed], pct(rep), threshold*100,
-		rep.Seconds, rep.Workers, verdict)
 }
 
 func pct(rep *Report) string {

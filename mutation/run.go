@@ -115,8 +115,70 @@ type Report struct {
 // and classifies them. It never writes inside the module: mutated files live in a
 // temporary directory that is removed when Run returns, also when ctx is cancelled.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	// git diff runs in the tree itself: the copy has no history.
+	diffDir, diffRoot := cfg.Dir, ""
+	if cfg.DiffBase != "" {
+		if diffRoot, err = moduleRoot(cfg.Dir); err != nil {
+			return nil, err
+		}
+	}
+	var tmp string
+	if !cfg.ListOnly {
+		if tmp, err = os.MkdirTemp("", "soundgate-mutation-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		if cfg.Dir, err = workCopy(ctx, cfg.Dir, filepath.Join(tmp, "src")); err != nil {
+			return nil, err
+		}
+	}
+	rep := newReport(cfg)
+	targets, err := load(ctx, cfg.Dir, cfg.Packages)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := generate(ctx, targets, &rep.Stats)
+	if err != nil {
+		return nil, err
+	}
+	rep.StaleSuppressions = staleSuppressions(ms, cfg.Suppress)
+	if ms, err = filter(ms, cfg, diffDir, diffRoot); err != nil {
+		return nil, err
+	}
+	sortMutants(ms)
+	if err := describe(ms, cfg.Suppress); err != nil {
+		return nil, err
+	}
+	rep.Mutants = ms
+	if cfg.ListOnly {
+		rep.finish(began)
+		return rep, nil
+	}
+
+	r := &runner{cfg: cfg, tmp: tmp, originals: map[string][]byte{}, archives: map[string][]byte{}}
+	todo := pending(ms)
+	if err := r.chooseMode(ctx, rep, targets, todo); err != nil {
+		return nil, err
+	}
+	if err := r.setTimeout(ctx, rep); err != nil {
+		return nil, err
+	}
+	if done := r.runAll(ctx, todo); ctx.Err() != nil {
+		return nil, fmt.Errorf("%w after %d of %d mutants", ErrInterrupted, done, len(todo))
+	}
+	rep.finish(began)
+	return rep, nil
+}
+
+// withDefaults checks cfg, fills in its defaults and makes Dir absolute.
+func (cfg Config) withDefaults() (Config, error) {
 	if len(cfg.Packages) == 0 || len(cfg.TestPackages) == 0 {
-		return nil, fmt.Errorf("%w: packages to mutate and to test are both required", ErrConfig)
+		return cfg, fmt.Errorf("%w: packages to mutate and to test are both required", ErrConfig)
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.NumCPU()
@@ -129,164 +191,148 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	dir, err := filepath.Abs(cfg.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return cfg, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	cfg.Dir = dir
-	began := time.Now()
-	// git diff runs in the tree itself: the copy has no history.
-	diffDir, diffRoot := dir, ""
-	if cfg.DiffBase != "" {
-		if diffRoot, err = moduleRoot(dir); err != nil {
-			return nil, err
-		}
-	}
-	var tmp string
-	if !cfg.ListOnly {
-		if tmp, err = os.MkdirTemp("", "soundgate-mutation-"); err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(tmp)
-		root, err := moduleRoot(dir)
-		if err != nil {
-			return nil, err
-		}
-		rel, err := filepath.Rel(root, dir)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
-		}
-		src := filepath.Join(tmp, "src")
-		if err := copyModule(ctx, root, src); err != nil {
-			return nil, err
-		}
-		if testHookCopied != nil {
-			testHookCopied()
-		}
-		dir = filepath.Join(src, rel)
-		cfg.Dir = dir
-	}
-	rep := &Report{
+	return cfg, nil
+}
+
+// timeoutFor derives a test binary's timeout from its unmutated run time.
+func (cfg Config) timeoutFor(baseline time.Duration) time.Duration {
+	return max(cfg.TimeoutFloor, time.Duration(float64(baseline)*cfg.TimeoutFactor))
+}
+
+func newReport(cfg Config) *Report {
+	return &Report{
 		Packages: cfg.Packages, TestPackages: cfg.TestPackages, Skip: cfg.Skip, DiffBase: cfg.DiffBase,
-		Workers: cfg.Workers, Counts: map[Status]int{},
-		Stats: Stats{Proposed: map[Operator]int{}, Discarded: map[Operator]int{}, Generated: map[Operator]int{}},
+		Workers: cfg.Workers, Counts: map[Status]int{}, Stats: newStats(),
 	}
-	targets, err := load(ctx, dir, cfg.Packages)
-	if err != nil {
-		return nil, err
-	}
-	ms, err := generate(ctx, targets, &rep.Stats)
-	if err != nil {
-		return nil, err
-	}
+}
+
+// staleSuppressions returns, sorted, the suppressed ids that match no mutant of ms.
+// One suppression file serves several packages: an entry of a package that is not
+// mutated in this run is not stale.
+func staleSuppressions(ms []*Mutant, suppress map[string]string) []string {
 	ids := map[string]bool{}
 	dirs := map[string]bool{} // the mutated packages' directories, as ids name them
 	for _, m := range ms {
 		ids[m.ID] = true
 		dirs[idDir(m.ID)] = true
 	}
-	for id := range cfg.Suppress {
-		// One suppression file serves several packages: an entry of a package that is
-		// not mutated in this run is not stale.
+	var stale []string
+	for id := range suppress {
 		if !ids[id] && dirs[idDir(id)] {
-			rep.StaleSuppressions = append(rep.StaleSuppressions, id)
+			stale = append(stale, id)
 		}
 	}
-	sort.Strings(rep.StaleSuppressions)
-	ms, err = filter(ms, cfg, diffDir, diffRoot)
-	if err != nil {
-		return nil, err
-	}
-	sortMutants(ms)
-	rep.Mutants = ms
+	sort.Strings(stale)
+	return stale
+}
+
+// describe sets each mutant's diff, and marks the suppressed ones with their reason.
+func describe(ms []*Mutant, suppress map[string]string) error {
 	sources := map[string][]byte{}
 	for _, m := range ms {
 		src, ok := sources[m.absFile]
 		if !ok {
+			var err error
 			if src, err = os.ReadFile(m.absFile); err != nil {
-				return nil, fmt.Errorf("%w: %v", ErrLoad, err)
+				return fmt.Errorf("%w: %v", ErrLoad, err)
 			}
 			sources[m.absFile] = src
 		}
 		m.Diff = unifiedDiff(m, src)
-		if reason, ok := cfg.Suppress[m.ID]; ok {
+		if reason, ok := suppress[m.ID]; ok {
 			m.Status = StatusSuppressed
 			m.Message = reason
 		}
 	}
-	if cfg.ListOnly {
-		rep.finish(began)
-		return rep, nil
-	}
+	return nil
+}
 
-	r := &runner{cfg: cfg, tmp: tmp, originals: map[string][]byte{}, archives: map[string][]byte{}}
+// pending returns the mutants still to run.
+func pending(ms []*Mutant) []*Mutant {
 	var todo []*Mutant
 	for _, m := range ms {
 		if m.Status == StatusPending {
 			todo = append(todo, m)
 		}
 	}
-	if cfg.NoSchemata {
+	return todo
+}
+
+// chooseMode builds the schema for todo or, when it cannot be used, records why and
+// leaves every mutant to its own build. Only a red unmutated suite is an error.
+func (r *runner) chooseMode(ctx context.Context, rep *Report, targets []target, todo []*Mutant) error {
+	if r.cfg.NoSchemata {
 		rep.Schema = "off: every mutant has its own go test -overlay run"
-	} else if len(todo) > 0 {
-		desc, err := r.prepareSchema(ctx, targets, todo)
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w while building the schema", ErrInterrupted)
-		}
-		if errors.Is(err, ErrBaseline) && !strings.Contains(err.Error(), "schema build") {
-			return nil, err
-		}
-		if err != nil {
-			rep.Schema = "not used (" + err.Error() + "); every mutant runs alone"
-			r.bins = nil
-			for _, m := range todo {
-				m.schemaID = 0
-			}
-		} else {
-			rep.Schema = desc
-		}
+		return nil
 	}
+	if len(todo) == 0 {
+		return nil
+	}
+	desc, err := r.prepareSchema(ctx, targets, todo)
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w while building the schema", ErrInterrupted)
+	}
+	if errors.Is(err, ErrBaseline) && !strings.Contains(err.Error(), "schema build") {
+		return err
+	}
+	if err != nil {
+		rep.Schema = "not used (" + err.Error() + "); every mutant runs alone"
+		r.bins = nil
+		for _, m := range todo {
+			m.schemaID = 0
+		}
+		return nil
+	}
+	rep.Schema = desc
+	return nil
+}
+
+// setTimeout sets the per-mutant timeout from the schema binaries' baselines, or
+// from one unmutated go test run when there is no schema.
+func (r *runner) setTimeout(ctx context.Context, rep *Report) error {
 	if r.bins != nil {
 		for _, b := range r.bins {
 			rep.BaselineSeconds = max(rep.BaselineSeconds, b.baseline.Seconds())
 			r.timeout = max(r.timeout, b.timeout)
 		}
 	} else {
-		baseline, err := measureBaseline(ctx, cfg)
+		baseline, err := measureBaseline(ctx, r.cfg)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ErrInterrupted
+				return ErrInterrupted
 			}
-			return nil, err
+			return err
 		}
 		rep.BaselineSeconds = baseline.Seconds()
-		r.timeout = max(cfg.TimeoutFloor, time.Duration(float64(baseline)*cfg.TimeoutFactor))
+		r.timeout = r.cfg.timeoutFor(baseline)
 	}
 	rep.TimeoutSeconds = r.timeout.Round(time.Millisecond).Seconds()
+	return nil
+}
 
+// runAll tests todo on cfg.Workers workers and returns how many finished; it stops
+// feeding mutants when ctx ends.
+func (r *runner) runAll(ctx context.Context, todo []*Mutant) int {
 	jobs := make(chan *Mutant)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
-	for w := 0; w < cfg.Workers; w++ {
+	for w := 0; w < r.cfg.Workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for m := range jobs {
-				if m.schemaID > 0 && r.bins != nil {
-					r.testSchema(ctx, m)
-					if m.Status == StatusSurvived && ctx.Err() == nil && !cfg.NoConfirm {
-						// Confirm with the mutant's own build: a schema never makes a survivor.
-						r.test(ctx, m)
-					}
-				} else {
-					r.test(ctx, m)
-				}
+				r.testMutant(ctx, m)
 				if ctx.Err() != nil {
 					continue
 				}
 				mu.Lock()
 				done++
-				if cfg.Progress != nil {
-					fmt.Fprintf(cfg.Progress, "[%d/%d] %-10s %-7s %.1fs %s%s\n", done, len(todo), m.Status,
+				if r.cfg.Progress != nil {
+					fmt.Fprintf(r.cfg.Progress, "[%d/%d] %-10s %-7s %.1fs %s%s\n", done, len(todo), m.Status,
 						m.Mode, m.Seconds, m.ID, progressDetail(m))
 				}
 				mu.Unlock()
@@ -303,11 +349,20 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("%w after %d of %d mutants", ErrInterrupted, done, len(todo))
+	return done
+}
+
+// testMutant runs m in the schema when it is wrapped there, else in its own build.
+func (r *runner) testMutant(ctx context.Context, m *Mutant) {
+	if m.schemaID <= 0 || r.bins == nil {
+		r.test(ctx, m)
+		return
 	}
-	rep.finish(began)
-	return rep, nil
+	r.testSchema(ctx, m)
+	if m.Status == StatusSurvived && ctx.Err() == nil && !r.cfg.NoConfirm {
+		// Confirm with the mutant's own build: a schema never makes a survivor.
+		r.test(ctx, m)
+	}
 }
 
 // idDir returns the directory of the file a mutant id names ("impl/core" for
@@ -462,12 +517,18 @@ func (r *runner) writeOverlay(m *Mutant) (string, error) {
 	if err := os.WriteFile(mut, m.Apply(src), 0o644); err != nil {
 		return "", err
 	}
-	js, err := json.Marshal(map[string]map[string]string{"Replace": {m.absFile: mut}})
-	if err != nil {
-		return "", err
-	}
 	ov := filepath.Join(d, "overlay.json")
-	return ov, os.WriteFile(ov, js, 0o644)
+	return ov, writeOverlayFile(ov, map[string]string{m.absFile: mut})
+}
+
+// writeOverlayFile writes a go build -overlay file that replaces each original path
+// by its mutated copy.
+func writeOverlayFile(path string, replace map[string]string) error {
+	js, err := json.Marshal(map[string]map[string]string{"Replace": replace})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, js, 0o644)
 }
 
 // testResult is what one go test run said.
@@ -561,11 +622,7 @@ func parseTestJSON(out []byte) testResult {
 			}
 			if ev.Test != "" {
 				if res.failedTest == "" && !res.timedOut {
-					name := ev.Test
-					if i := strings.IndexByte(name, '/'); i >= 0 {
-						name = name[:i]
-					}
-					res.failedTest = ev.Package + "." + name
+					res.failedTest = ev.Package + "." + topLevelTest(ev.Test)
 				}
 				continue
 			}
@@ -593,11 +650,24 @@ func parseTestJSON(out []byte) testResult {
 	return res
 }
 
-// runGo runs the go command in its own process group, so that cancelling kills the
-// test binaries it started too.
+// topLevelTest returns the top-level test of a test or subtest name ("TestA/b").
+func topLevelTest(name string) string {
+	if i := strings.IndexByte(name, '/'); i >= 0 {
+		return name[:i]
+	}
+	return name
+}
+
+// runGo runs the go command in dir.
 func runGo(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
+	return runGroup(cmd)
+}
+
+// runGroup runs cmd (made with exec.CommandContext) in its own process group, so that
+// cancelling kills the processes it started too, and returns its combined output.
+func runGroup(cmd *exec.Cmd) ([]byte, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -675,9 +745,8 @@ func (r *runner) buildArchive(ctx context.Context, pkg, overlay, name string) ([
 }
 
 // clip bounds a message to about messageBytesMax bytes. It keeps the beginning (a
-// compiler's first errors) and, above all, the end: a test that prints progress
-// reports its failure last, and a message cut after its first 2000 bytes once hid
-// why the crash loop failed under a mutant.
+// compiler's first errors) and, above all, the end, where a test that prints progress
+// reports why it failed.
 func clip(s string) string {
 	s = strings.TrimSpace(s)
 	if len(s) <= messageBytesMax {

@@ -223,7 +223,26 @@ type packageSchema struct {
 // buildSchema numbers the package's wrappable mutants from *next and type checks the
 // schema, unwrapping each node an error points into until the package checks.
 func buildSchema(t target, ms []*Mutant, next *int) (*packageSchema, error) {
-	p := t.pkg
+	ps, err := newPackageSchema(t.pkg, ms, next)
+	if err != nil {
+		return nil, err
+	}
+	ps.check()
+	for _, f := range ps.files {
+		for _, n := range f.all {
+			if n.rejected {
+				for _, m := range n.muts {
+					m.schemaID = 0
+				}
+			}
+		}
+	}
+	return ps, nil
+}
+
+// newPackageSchema groups the wrappable mutants of p by file, numbering them from
+// *next in file order.
+func newPackageSchema(p *packages.Package, ms []*Mutant, next *int) (*packageSchema, error) {
 	byFile := map[string][]*Mutant{}
 	for _, m := range ms {
 		if m.hostKind != hostNone {
@@ -246,61 +265,73 @@ func buildSchema(t target, ms []*Mutant, next *int) (*packageSchema, error) {
 		}
 		ps.files = append(ps.files, newSchemaFile(i, path, src, fm))
 	}
-	helperName := filepath.Join(filepath.Dir(p.CompiledGoFiles[0]), schemaFileName)
+	return ps, nil
+}
+
+// check type checks the rendered schema and rejects the nodes its errors point into,
+// round after round, until it checks. An error no node can be blamed for rejects
+// every node: then all the package's mutants run one by one.
+func (ps *packageSchema) check() {
+	p := ps.pkg
+	helper := map[string][]byte{
+		filepath.Join(filepath.Dir(p.CompiledGoFiles[0]), schemaFileName): schemaHelper(p.Types.Name(), true),
+	}
 	for round := 0; round < schemaCheckRoundsMax; round++ {
-		replaced := map[int][]byte{}
-		byPath := map[string]*schemaFile{}
+		rendered := map[int][]byte{}
 		for _, f := range ps.files {
-			replaced[f.index] = f.render()
-			byPath[f.path] = f
+			rendered[f.index] = f.render()
 		}
-		errs := typeCheckFiles(p, replaced, map[string][]byte{helperName: schemaHelper(p.Types.Name(), true)}, 100)
+		errs := typeCheckFiles(p, rendered, helper, 100)
 		if len(errs) == 0 {
 			break
 		}
-		progress := false
-		for _, err := range errs {
-			for _, pos := range errorPositions(err) {
-				f := byPath[pos.file]
-				if f == nil {
-					continue
-				}
-				n := f.innermost(pos.off)
-				if n == nil {
-					n = f.nextOnLine(pos.off, replaced[f.index])
-				}
-				if n != nil {
-					n.rejected = true
-					ps.rejected++
-					progress = true
-				}
-			}
-		}
-		if !progress {
-			// Unattributable: give up the schema of every file (all run one by one).
-			for _, f := range ps.files {
-				for _, n := range f.all {
-					if !n.rejected {
-						n.rejected = true
-						ps.rejected++
-					}
-				}
-			}
+		if !ps.rejectAt(errs, rendered) {
+			ps.rejectAll()
 			if round > 0 {
 				break
 			}
 		}
 	}
+}
+
+// rejectAt rejects the wrapped node each error points into (or, failing that, the
+// next one on its line) and reports whether it rejected any.
+func (ps *packageSchema) rejectAt(errs []error, rendered map[int][]byte) bool {
+	byPath := map[string]*schemaFile{}
 	for _, f := range ps.files {
-		for _, n := range f.all {
-			if n.rejected {
-				for _, m := range n.muts {
-					m.schemaID = 0
-				}
+		byPath[f.path] = f
+	}
+	progress := false
+	for _, err := range errs {
+		for _, pos := range errorPositions(err) {
+			f := byPath[pos.file]
+			if f == nil {
+				continue
+			}
+			n := f.innermost(pos.off)
+			if n == nil {
+				n = f.nextOnLine(pos.off, rendered[f.index])
+			}
+			if n != nil {
+				n.rejected = true
+				ps.rejected++
+				progress = true
 			}
 		}
 	}
-	return ps, nil
+	return progress
+}
+
+// rejectAll rejects every node that is still wrapped.
+func (ps *packageSchema) rejectAll() {
+	for _, f := range ps.files {
+		for _, n := range f.all {
+			if !n.rejected {
+				n.rejected = true
+				ps.rejected++
+			}
+		}
+	}
 }
 
 type errPos struct {

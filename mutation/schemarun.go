@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -34,6 +32,32 @@ var failLine = regexp.MustCompile(`(?m)^--- FAIL: (\S+)`)
 // prepareSchema builds the schemata of the targets, the test binaries and their
 // baselines. On success r.bins is set and the wrapped mutants have schema ids.
 func (r *runner) prepareSchema(ctx context.Context, targets []target, todo []*Mutant) (string, error) {
+	sdir := filepath.Join(r.tmp, "schema")
+	if err := os.Mkdir(sdir, 0o755); err != nil {
+		return "", err
+	}
+	schemas, entries, err := writeSchemata(targets, todo, sdir)
+	if err != nil {
+		return "", err
+	}
+	desc := describeSchema(schemas)
+	if len(entries) == 0 {
+		return desc, fmt.Errorf("no mutant could be wrapped")
+	}
+	overlay := filepath.Join(sdir, "overlay.json")
+	if err := writeOverlayFile(overlay, entries); err != nil {
+		return desc, err
+	}
+	if err := r.buildSchemaBins(ctx, sdir, overlay); err != nil {
+		return desc, err
+	}
+	return desc, r.measureSchemaBaselines(ctx)
+}
+
+// writeSchemata builds the schema of each target that has mutants in todo, writes
+// its files into sdir and returns the schemata and the overlay entries (original
+// path -> schema file).
+func writeSchemata(targets []target, todo []*Mutant, sdir string) ([]*packageSchema, map[string]string, error) {
 	byPkg := map[string][]*Mutant{}
 	for _, m := range todo {
 		byPkg[m.Package] = append(byPkg[m.Package], m)
@@ -41,10 +65,6 @@ func (r *runner) prepareSchema(ctx context.Context, targets []target, todo []*Mu
 	next := 0
 	entries := map[string]string{}
 	var schemas []*packageSchema
-	sdir := filepath.Join(r.tmp, "schema")
-	if err := os.Mkdir(sdir, 0o755); err != nil {
-		return "", err
-	}
 	for _, t := range targets {
 		ms := byPkg[t.plain.PkgPath]
 		if len(ms) == 0 {
@@ -52,32 +72,26 @@ func (r *runner) prepareSchema(ctx context.Context, targets []target, todo []*Mu
 		}
 		ps, err := buildSchema(t, ms, &next)
 		if err != nil {
-			return "", err
+			return nil, nil, err
 		}
 		schemas = append(schemas, ps)
 		for path, content := range ps.overlay() {
 			dst := filepath.Join(sdir, fmt.Sprintf("%03d-%s", len(entries), filepath.Base(path)))
 			if err := os.WriteFile(dst, content, 0o644); err != nil {
-				return "", err
+				return nil, nil, err
 			}
 			entries[path] = dst
 		}
 	}
-	desc := describeSchema(schemas)
-	if len(entries) == 0 {
-		return desc, fmt.Errorf("no mutant could be wrapped")
-	}
-	js, err := json.Marshal(map[string]map[string]string{"Replace": entries})
-	if err != nil {
-		return desc, err
-	}
-	overlay := filepath.Join(sdir, "overlay.json")
-	if err := os.WriteFile(overlay, js, 0o644); err != nil {
-		return desc, err
-	}
+	return schemas, entries, nil
+}
+
+// buildSchemaBins compiles, with the schema overlay, one test binary into sdir per
+// test package that has test files, and sets r.bins.
+func (r *runner) buildSchemaBins(ctx context.Context, sdir, overlay string) error {
 	pkgs, err := listTestPackages(ctx, r.cfg.Dir, r.cfg.TestPackages)
 	if err != nil {
-		return desc, err
+		return err
 	}
 	for i, p := range pkgs {
 		bin := filepath.Join(sdir, fmt.Sprintf("t%03d.test", i))
@@ -86,26 +100,32 @@ func (r *runner) prepareSchema(ctx context.Context, targets []target, todo []*Mu
 			"-overlay="+overlay, "-o", bin, p.importPath)
 		cancel()
 		if err != nil {
-			return desc, fmt.Errorf("building the schema tests of %s: %s", p.importPath, clip(string(out)))
+			return fmt.Errorf("building the schema tests of %s: %s", p.importPath, clip(string(out)))
 		}
 		r.bins = append(r.bins, &testBin{pkg: p.importPath, dir: p.dir, path: bin, skip: r.cfg.Skip})
 	}
 	if len(r.bins) == 0 {
-		return desc, fmt.Errorf("%w: no test files in %v", ErrBaseline, r.cfg.TestPackages)
+		return fmt.Errorf("%w: no test files in %v", ErrBaseline, r.cfg.TestPackages)
 	}
+	return nil
+}
+
+// measureSchemaBaselines runs each schema binary with no mutant on; it must pass. Its
+// run time sets the binary's timeout.
+func (r *runner) measureSchemaBaselines(ctx context.Context) error {
 	for _, b := range r.bins {
 		began := time.Now()
 		res := runBin(ctx, b, 0, schemaBaselineMax)
 		b.baseline = time.Since(began)
 		if ctx.Err() != nil {
-			return desc, ctx.Err()
+			return ctx.Err()
 		}
 		if res.failed || res.timedOut {
-			return desc, fmt.Errorf("%w: %s (schema build): %s", ErrBaseline, b.pkg, clip(res.failDetail))
+			return fmt.Errorf("%w: %s (schema build): %s", ErrBaseline, b.pkg, clip(res.failDetail))
 		}
-		b.timeout = max(r.cfg.TimeoutFloor, time.Duration(float64(b.baseline)*r.cfg.TimeoutFactor))
+		b.timeout = r.cfg.timeoutFor(b.baseline)
 	}
-	return desc, nil
+	return nil
 }
 
 type testPkg struct{ importPath, dir string }
@@ -154,14 +174,8 @@ func runBin(ctx context.Context, b *testBin, id int, timeout time.Duration) binR
 	cmd := exec.CommandContext(cctx, b.path, args...)
 	cmd.Dir = b.dir
 	cmd.Env = append(os.Environ(), schemaEnv+"="+strconv.Itoa(id))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = killWait
-	var buf bytes.Buffer
-	cmd.Stdout = &buf
-	cmd.Stderr = &buf
-	err := cmd.Run()
-	out := buf.String()
+	raw, err := runGroup(cmd)
+	out := string(raw)
 	var res binResult
 	if err == nil {
 		return res
@@ -178,11 +192,7 @@ func runBin(ctx context.Context, b *testBin, id int, timeout time.Duration) binR
 		res.timeoutDetail = fmt.Sprintf("test binary killed after %s wall time", wall)
 	default:
 		if m := failLine.FindStringSubmatch(out); m != nil {
-			name := m[1]
-			if i := strings.IndexByte(name, '/'); i >= 0 {
-				name = name[:i]
-			}
-			res.failedTest = b.pkg + "." + name
+			res.failedTest = b.pkg + "." + topLevelTest(m[1])
 		}
 	}
 	return res

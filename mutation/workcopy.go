@@ -11,13 +11,10 @@ import (
 	"strings"
 )
 
-// A run works on a copy of the module made when it starts, never on the tree itself.
-// The tree is not written (the overlays see to that), but it may be written by
-// someone else while a run goes on: a developer saving the test that kills a
-// survivor. Every build of a long run reads the source again, so before the copy a
-// test file saved mid-run, half written, made the mutants built after it "not
-// viable", and a finished one changed which tests ran on the later mutants only. On
-// the copy a run tests one version of the code from its first mutant to its last.
+// A run works on a copy of the module made when it starts, never on the tree itself:
+// the tree may be edited while a long run goes on (a developer saving the test that
+// kills a survivor), and every build reads the source again, so only a copy keeps one
+// version of the code under test from the first mutant to the last.
 
 // testHookCopied, when set (by tests), runs once the copy is made.
 var testHookCopied func()
@@ -32,6 +29,26 @@ func moduleRoot(dir string) (string, error) {
 			return "", fmt.Errorf("%w: no go.mod in %s or above", ErrLoad, dir)
 		}
 	}
+}
+
+// workCopy copies the module that holds dir to dst and returns dir's place in the
+// copy.
+func workCopy(ctx context.Context, dir, dst string) (string, error) {
+	root, err := moduleRoot(dir)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(root, dir)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if err := copyModule(ctx, root, dst); err != nil {
+		return "", err
+	}
+	if testHookCopied != nil {
+		testHookCopied()
+	}
+	return filepath.Join(dst, rel), nil
 }
 
 // copyModule copies the module at root to dst: in a git work tree the files git

@@ -42,73 +42,28 @@ func main() {
 	os.Exit(code)
 }
 
+// options are the command-line flags.
+type options struct {
+	dir, tests, skip, suppress, diff, jsonOut, ops, only, name string
+	noConfirm, noSchema, list, quiet                           bool
+	workers                                                    int
+	threshold, factor                                          float64
+	floor                                                      time.Duration
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("mutate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dir := fs.String("C", ".", "run in `dir` (a directory of the module)")
-	tests := fs.String("test", "", "comma-separated `packages` whose tests run on each mutant (default: the mutated packages)")
-	skip := fs.String("skip", "", "go test -skip `regexp` for tests that cannot observe a mutant")
-	noConfirm := fs.Bool("no-confirm", false, "triage: report schema survivors without confirming them alone (not for the gate)")
-	noSchema := fs.Bool("no-schemata", false, "build every mutant alone instead of one schema test binary")
-	workers := fs.Int("j", 0, "mutants tested in parallel (default: number of CPUs)")
-	threshold := fs.Float64("threshold", 90, "least score in `percent`; below it the exit status is 1")
-	factor := fs.Float64("timeout-factor", mutation.DefaultTimeoutFactor, "timeout = max(floor, factor × baseline test binary time)")
-	floor := fs.Duration("timeout-floor", mutation.DefaultTimeoutFloor, "least per-mutant timeout of the test binary")
-	suppress := fs.String("suppress", "", "suppression `file` (id and reason per line)")
-	diff := fs.String("diff", "", "mutate only lines changed since git `revision` BASE")
-	jsonOut := fs.String("json", "", "write the JSON report to `file`")
-	ops := fs.String("ops", "", "comma-separated operators to apply (default: all)")
-	only := fs.String("only", "", "comma-separated mutant ids to run (default: all)")
-	list := fs.Bool("list", false, "list the mutants with their ids and diffs, run nothing")
-	name := fs.String("name", "", "name in the summary line (default: the packages)")
-	quiet := fs.Bool("q", false, "no progress lines on stderr")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: mutate [flags] PACKAGES...\n\nflags:\n")
-		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\noperators: %s\n", joinOps(mutation.Operators))
-	}
-	if err := fs.Parse(args); err != nil {
+	o, pkgs, ok := parseFlags(args, stderr)
+	if !ok {
 		return exitError
 	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "mutate: no packages to mutate")
-		fs.Usage()
+	cfg, err := o.config(pkgs, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "mutate:", err)
 		return exitError
 	}
-	if *threshold < 0 || *threshold > 100 {
-		fmt.Fprintf(stderr, "mutate: -threshold %v is not a percentage\n", *threshold)
-		return exitError
-	}
-	cfg := mutation.Config{
-		Dir: *dir, Packages: fs.Args(), TestPackages: fs.Args(), Workers: *workers,
-		TimeoutFactor: *factor, TimeoutFloor: *floor, DiffBase: *diff, ListOnly: *list,
-		Skip: *skip, NoSchemata: *noSchema, NoConfirm: *noConfirm,
-	}
-	if *tests != "" {
-		cfg.TestPackages = splitList(*tests)
-	}
-	if !*quiet {
-		cfg.Progress = stderr
-	}
-	for _, o := range splitList(*ops) {
-		if !known(mutation.Operator(o)) {
-			fmt.Fprintf(stderr, "mutate: unknown operator %q (operators: %s)\n", o, joinOps(mutation.Operators))
-			return exitError
-		}
-		cfg.Operators = append(cfg.Operators, mutation.Operator(o))
-	}
-	cfg.Only = splitList(*only)
-	if *suppress != "" {
-		s, err := mutation.LoadSuppressions(*suppress)
-		if err != nil {
-			fmt.Fprintln(stderr, "mutate:", err)
-			return exitError
-		}
-		cfg.Suppress = s
-	}
-	label := *name
+	label := o.name
 	if label == "" {
-		label = strings.Join(fs.Args(), " ")
+		label = strings.Join(pkgs, " ")
 	}
 	began := time.Now()
 	rep, err := mutation.Run(ctx, cfg)
@@ -121,28 +76,106 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitError
 	}
-	if *list {
+	if o.list {
 		for _, m := range rep.Mutants {
 			fmt.Fprintf(stdout, "%s %s %s\n%s", m.Position(), m.ID, m.Status, m.Diff)
 		}
 		fmt.Fprintf(stdout, "mutation %s: %d mutants listed\n", label, len(rep.Mutants))
 		return exitOK
 	}
-	if *jsonOut != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err == nil {
-			err = os.WriteFile(*jsonOut, append(b, '\n'), 0o644)
-		}
-		if err != nil {
+	if o.jsonOut != "" {
+		if err := writeJSON(o.jsonOut, rep); err != nil {
 			fmt.Fprintln(stderr, "mutate: writing the report:", err)
 			return exitError
 		}
 	}
-	rep.WriteSummary(stdout, label, *threshold/100)
-	if !rep.Passed(*threshold / 100) {
+	rep.WriteSummary(stdout, label, o.threshold/100)
+	if !rep.Passed(o.threshold / 100) {
 		return exitBelow
 	}
 	return exitOK
+}
+
+// parseFlags parses args; on a usage error it prints why and reports false.
+func parseFlags(args []string, stderr io.Writer) (*options, []string, bool) {
+	o := &options{}
+	fs := flag.NewFlagSet("mutate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.dir, "C", ".", "run in `dir` (a directory of the module)")
+	fs.StringVar(&o.tests, "test", "", "comma-separated `packages` whose tests run on each mutant (default: the mutated packages)")
+	fs.StringVar(&o.skip, "skip", "", "go test -skip `regexp` for tests that cannot observe a mutant")
+	fs.BoolVar(&o.noConfirm, "no-confirm", false, "triage: report schema survivors without confirming them alone (not for the gate)")
+	fs.BoolVar(&o.noSchema, "no-schemata", false, "build every mutant alone instead of one schema test binary")
+	fs.IntVar(&o.workers, "j", 0, "mutants tested in parallel (default: number of CPUs)")
+	fs.Float64Var(&o.threshold, "threshold", 90, "least score in `percent`; below it the exit status is 1")
+	fs.Float64Var(&o.factor, "timeout-factor", mutation.DefaultTimeoutFactor, "timeout = max(floor, factor × baseline test binary time)")
+	fs.DurationVar(&o.floor, "timeout-floor", mutation.DefaultTimeoutFloor, "least per-mutant timeout of the test binary")
+	fs.StringVar(&o.suppress, "suppress", "", "suppression `file` (id and reason per line)")
+	fs.StringVar(&o.diff, "diff", "", "mutate only lines changed since git `revision` BASE")
+	fs.StringVar(&o.jsonOut, "json", "", "write the JSON report to `file`")
+	fs.StringVar(&o.ops, "ops", "", "comma-separated operators to apply (default: all)")
+	fs.StringVar(&o.only, "only", "", "comma-separated mutant ids to run (default: all)")
+	fs.BoolVar(&o.list, "list", false, "list the mutants with their ids and diffs, run nothing")
+	fs.StringVar(&o.name, "name", "", "name in the summary line (default: the packages)")
+	fs.BoolVar(&o.quiet, "q", false, "no progress lines on stderr")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: mutate [flags] PACKAGES...\n\nflags:\n")
+		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\noperators: %s\n", joinOps(mutation.Operators))
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, false
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "mutate: no packages to mutate")
+		fs.Usage()
+		return nil, nil, false
+	}
+	if o.threshold < 0 || o.threshold > 100 {
+		fmt.Fprintf(stderr, "mutate: -threshold %v is not a percentage\n", o.threshold)
+		return nil, nil, false
+	}
+	return o, fs.Args(), true
+}
+
+// config turns the options into the run's configuration, with the operators checked
+// and the suppression file read; progress goes to stderr unless -q.
+func (o *options) config(pkgs []string, stderr io.Writer) (mutation.Config, error) {
+	cfg := mutation.Config{
+		Dir: o.dir, Packages: pkgs, TestPackages: pkgs, Workers: o.workers,
+		TimeoutFactor: o.factor, TimeoutFloor: o.floor, DiffBase: o.diff, ListOnly: o.list,
+		Skip: o.skip, NoSchemata: o.noSchema, NoConfirm: o.noConfirm,
+	}
+	if o.tests != "" {
+		cfg.TestPackages = splitList(o.tests)
+	}
+	if !o.quiet {
+		cfg.Progress = stderr
+	}
+	for _, op := range splitList(o.ops) {
+		if !known(mutation.Operator(op)) {
+			return cfg, fmt.Errorf("unknown operator %q (operators: %s)", op, joinOps(mutation.Operators))
+		}
+		cfg.Operators = append(cfg.Operators, mutation.Operator(op))
+	}
+	cfg.Only = splitList(o.only)
+	if o.suppress != "" {
+		s, err := mutation.LoadSuppressions(o.suppress)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Suppress = s
+	}
+	return cfg, nil
+}
+
+// writeJSON writes the machine-readable report to path.
+func writeJSON(path string, rep *mutation.Report) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 func splitList(s string) []string {
