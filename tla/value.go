@@ -223,10 +223,17 @@ func (v *funcV) find(k Value) int {
 			}
 		}
 	}
-	lo, hi := 0, len(v.keys)
+	return indexOf(v.keys, k)
+}
+
+func (v *setV) contains(x Value) bool { return indexOf(v.elems, x) >= 0 }
+
+// indexOf returns the index of x in sorted (ordered by compare), or -1.
+func indexOf(sorted []Value, x Value) int {
+	lo, hi := 0, len(sorted)
 	for lo < hi {
 		m := (lo + hi) / 2
-		c := compare(v.keys[m], k)
+		c := compare(sorted[m], x)
 		if c == 0 {
 			return m
 		}
@@ -237,23 +244,6 @@ func (v *funcV) find(k Value) int {
 		}
 	}
 	return -1
-}
-
-func (v *setV) contains(x Value) bool {
-	lo, hi := 0, len(v.elems)
-	for lo < hi {
-		m := (lo + hi) / 2
-		c := compare(v.elems[m], x)
-		if c == 0 {
-			return true
-		}
-		if c < 0 {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return false
 }
 
 // mkSet sorts and deduplicates elems in place and wraps them.
