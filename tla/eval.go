@@ -715,12 +715,15 @@ func boundValue(c *ctx, bs []cbind) Value {
 	return mkTuple(vals)
 }
 
-func (n *setEnumNode) eval(c *ctx) Value {
-	vals := make([]Value, len(n.elems))
-	for i, e := range n.elems {
+func (n *setEnumNode) eval(c *ctx) Value { return mkSet(evalAll(c, n.elems)) }
+
+// evalAll evaluates ns in order into a new slice.
+func evalAll(c *ctx, ns []node) []Value {
+	vals := make([]Value, len(ns))
+	for i, e := range ns {
 		vals[i] = e.eval(c)
 	}
-	return mkSet(vals)
+	return vals
 }
 
 func (n *setFilterNode) eval(c *ctx) Value {
@@ -783,11 +786,7 @@ func (n *recordNode) eval(c *ctx) Value {
 }
 
 func (n *recSetNode) eval(c *ctx) Value {
-	sets := make([]Value, len(n.sets))
-	for i, s := range n.sets {
-		sets[i] = s.eval(c)
-	}
-	return &recSetV{names: n.names, sets: sets}
+	return &recSetV{names: n.names, sets: evalAll(c, n.sets)}
 }
 
 func (n *funcSetNode) eval(c *ctx) Value {
@@ -827,13 +826,7 @@ func (n *exceptNode) update(c *ctx, fv Value, path []Value, s cexcept) Value {
 	return &funcV{keys: f.keys, vals: vals}
 }
 
-func (n *tupleNode) eval(c *ctx) Value {
-	vals := make([]Value, len(n.elems))
-	for i, e := range n.elems {
-		vals[i] = e.eval(c)
-	}
-	return mkTuple(vals)
-}
+func (n *tupleNode) eval(c *ctx) Value { return mkTuple(evalAll(c, n.elems)) }
 
 func (n *ifNode) eval(c *ctx) Value {
 	if asBool(n.c.eval(c), n.p, "the condition of IF") {
@@ -877,21 +870,9 @@ func unchanged(c *ctx, sub node, p Pos) bool {
 
 func (n *unchangedNode) eval(c *ctx) Value { return Bool(unchanged(c, n.sub, n.p)) }
 
-func (n *crossNode) eval(c *ctx) Value {
-	sets := make([]Value, len(n.sets))
-	for i, s := range n.sets {
-		sets[i] = s.eval(c)
-	}
-	return &crossV{sets: sets}
-}
+func (n *crossNode) eval(c *ctx) Value { return &crossV{sets: evalAll(c, n.sets)} }
 
-func (n *builtinNode) eval(c *ctx) Value {
-	args := make([]Value, len(n.args))
-	for i, a := range n.args {
-		args[i] = a.eval(c)
-	}
-	return n.fn(n, args)
-}
+func (n *builtinNode) eval(c *ctx) Value { return n.fn(n, evalAll(c, n.args)) }
 
 // builtinFns are the standard modules' operators, by name (builtinArity gives their arity).
 var builtinFns = map[string]func(n *builtinNode, args []Value) Value{
