@@ -411,34 +411,26 @@ func compare(a, b Value) int {
 		return strings.Compare(x.name, b.(*modelV).name)
 	case *funcV:
 		y := b.(*funcV)
-		if len(x.keys) != len(y.keys) {
-			if len(x.keys) < len(y.keys) {
-				return -1
-			}
-			return 1
+		if c := compareLists(x.keys, y.keys); c != 0 {
+			return c
 		}
-		for i := range x.keys {
-			if c := compare(x.keys[i], y.keys[i]); c != 0 {
-				return c
-			}
-		}
-		for i := range x.vals {
-			if c := compare(x.vals[i], y.vals[i]); c != 0 {
-				return c
-			}
-		}
-		return 0
+		return compareLists(x.vals, y.vals)
 	}
 	// sets, possibly lazy
-	xs, ys := norm(a).(*setV), norm(b).(*setV)
-	if len(xs.elems) != len(ys.elems) {
-		if len(xs.elems) < len(ys.elems) {
+	return compareLists(norm(a).(*setV).elems, norm(b).(*setV).elems)
+}
+
+// compareLists orders the shorter list first, then lists of one length
+// element by element.
+func compareLists(x, y []Value) int {
+	if len(x) != len(y) {
+		if len(x) < len(y) {
 			return -1
 		}
 		return 1
 	}
-	for i := range xs.elems {
-		if c := compare(xs.elems[i], ys.elems[i]); c != 0 {
+	for i := range x {
+		if c := compare(x[i], y[i]); c != 0 {
 			return c
 		}
 	}
