@@ -73,29 +73,14 @@ func load(tlaSrc, cfgSrc, tlaName, cfgName string) (*Spec, error) {
 func (s *Spec) build() (err error) {
 	defer recoverCompile(&err)
 	s.comp = &compiler{mod: s.mod, defs: map[string]*opDef{}, consts: map[string]Value{}, substs: s.Config.Substs, vars: map[string]int{}, atSlot: -1}
-	if err := s.checkExtends(); err != nil {
-		return err
+	steps := []func() error{
+		s.checkExtends, s.declareDefinitions, s.bindConstants, s.declareVariables,
+		s.checkAssumptions, s.bindBehaviour, s.bindProperties, s.buildSymmetry,
 	}
-	if err := s.declareDefinitions(); err != nil {
-		return err
-	}
-	if err := s.bindConstants(); err != nil {
-		return err
-	}
-	if err := s.declareVariables(); err != nil {
-		return err
-	}
-	if err := s.checkAssumptions(); err != nil {
-		return err
-	}
-	if err := s.bindBehaviour(); err != nil {
-		return err
-	}
-	if err := s.bindProperties(); err != nil {
-		return err
-	}
-	if s.Config.Symmetry != "" {
-		return s.buildSymmetry(s.Config.Symmetry)
+	for _, step := range steps { // in this order, which decides the error reported first
+		if err := step(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -372,7 +357,13 @@ func isTemporalExpr(e expr) bool {
 	return false
 }
 
-func (s *Spec) buildSymmetry(name string) error {
+// buildSymmetry compiles the config's SYMMETRY, if any, into the permutations
+// other than the identity.
+func (s *Spec) buildSymmetry() error {
+	name := s.Config.Symmetry
+	if name == "" {
+		return nil
+	}
 	d, err := s.named(name, "SYMMETRY")
 	if err != nil {
 		return err
