@@ -254,14 +254,7 @@ func mkSet(elems []Value) *setV {
 	for i, e := range elems {
 		elems[i] = norm(e)
 	}
-	sorted := true
-	for i := 1; i < len(elems); i++ {
-		if compare(elems[i-1], elems[i]) >= 0 {
-			sorted = false
-			break
-		}
-	}
-	if !sorted {
+	if !strictlySorted(elems) {
 		sort.Slice(elems, func(i, j int) bool { return compare(elems[i], elems[j]) < 0 })
 		out := elems[:1]
 		for _, e := range elems[1:] {
@@ -272,6 +265,16 @@ func mkSet(elems []Value) *setV {
 		elems = out
 	}
 	return &setV{elems: elems}
+}
+
+// strictlySorted reports whether vs is in increasing compare order, without duplicates.
+func strictlySorted(vs []Value) bool {
+	for i := 1; i < len(vs); i++ {
+		if compare(vs[i-1], vs[i]) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 var tupleKeys sync.Map // int -> []Value, for n >= tupleKeysFixed
@@ -325,14 +328,7 @@ func mkFunc(keys, vals []Value) *funcV {
 		keys[i] = norm(keys[i])
 		vals[i] = norm(vals[i])
 	}
-	sorted := true
-	for i := 1; i < len(keys); i++ {
-		if compare(keys[i-1], keys[i]) >= 0 {
-			sorted = false
-			break
-		}
-	}
-	if !sorted {
+	if !strictlySorted(keys) {
 		idx := make([]int, len(keys))
 		for i := range idx {
 			idx[i] = i
@@ -488,29 +484,26 @@ func (v *strV) write(b *strings.Builder) {
 	}
 	b.WriteByte('"')
 }
-func (v *setV) write(b *strings.Builder) {
-	b.WriteByte('{')
-	for i, e := range v.elems {
+func (v *setV) write(b *strings.Builder) { writeList(b, "{", v.elems, "}") }
+
+// writeList writes open, the values separated by commas, and close.
+func writeList(b *strings.Builder, open string, vals []Value, close string) {
+	b.WriteString(open)
+	for i, e := range vals {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		e.write(b)
 	}
-	b.WriteByte('}')
+	b.WriteString(close)
 }
+
 func (v *funcV) write(b *strings.Builder) {
 	switch {
 	case len(v.keys) == 0:
 		b.WriteString("<<>>")
 	case isTupleKeys(v.keys):
-		b.WriteString("<<")
-		for i, e := range v.vals {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			e.write(b)
-		}
-		b.WriteString(">>")
+		writeList(b, "<<", v.vals, ">>")
 	case v.isRecord():
 		b.WriteByte('[')
 		for i, k := range v.keys {
