@@ -19,31 +19,12 @@ func loadTestdata(t *testing.T, spec, cfg string) *Spec {
 	return s
 }
 
-func loadSource(t *testing.T, mod, cfg string) *Spec {
+// noErr fails the test at once on an error.
+func noErr(t *testing.T, err error) {
 	t.Helper()
-	s, err := LoadSource(mod, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
-}
-
-func mustCheck(t *testing.T, s *Spec) *Result {
-	t.Helper()
-	res, err := s.Check(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
-func mustGraph(t *testing.T, s *Spec) *Graph {
-	t.Helper()
-	g, err := s.Graph(GraphOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
 }
 
 // The figures below are what TLC 2.20 printed for the same files with one worker;
@@ -74,7 +55,8 @@ func TestClassicSpecsMatchTLC(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.cfg, func(t *testing.T) {
 			s := loadTestdata(t, tc.spec, tc.cfg)
-			res := mustCheck(t, s)
+			res, err := s.Check(Options{})
+			noErr(t, err)
 			if res.Generated != tc.generated || res.Distinct != tc.distinct || int64(res.Depth) != tc.depth {
 				t.Errorf("figures %d generated, %d distinct, depth %d; TLC: %d, %d, %d",
 					res.Generated, res.Distinct, res.Depth, tc.generated, tc.distinct, tc.depth)
@@ -95,7 +77,8 @@ func TestClassicSpecsMatchTLC(t *testing.T) {
 
 func TestTraceShowsStates(t *testing.T) {
 	s := loadTestdata(t, "MutexBug", "MutexBug")
-	res := mustCheck(t, s)
+	res, err := s.Check(Options{})
+	noErr(t, err)
 	last := res.Trace[len(res.Trace)-1]
 	want := "/\\ flag = (p1 :> TRUE @@ p2 :> TRUE @@ p3 :> FALSE)\n/\\ pc = (p1 :> \"cs\" @@ p2 :> \"cs\" @@ p3 :> \"idle\")\n"
 	if last.Text != want {
@@ -114,8 +97,10 @@ func TestConstraintStatesAreNotStored(t *testing.T) {
 	// TLC 2.20 on this spec: 6 states generated, 4 distinct, depth 4, no deadlock
 	// (x = 3 has a successor, outside the constraint).
 	mod := "---- MODULE B ----\nEXTENDS Naturals\nVARIABLE x\nInit == x \\in {0, 7}\nNext == x' = x + 1\nSmall == x < 4\n====\n"
-	s := loadSource(t, mod, "INIT Init\nNEXT Next\nCONSTRAINT Small\n")
-	res := mustCheck(t, s)
+	s, err := LoadSource(mod, "INIT Init\nNEXT Next\nCONSTRAINT Small\n")
+	noErr(t, err)
+	res, err := s.Check(Options{})
+	noErr(t, err)
 	if res.Generated != 6 || res.Distinct != 4 || res.Depth != 4 || res.Outcome != OK {
 		t.Errorf("got %+v", res)
 	}
@@ -210,7 +195,8 @@ func TestInductive(t *testing.T) {
 
 func TestGraphDump(t *testing.T) {
 	s := loadTestdata(t, "MutexBug", "MutexBug")
-	g := mustGraph(t, s)
+	g, err := s.Graph(GraphOptions{})
+	noErr(t, err)
 	if len(g.Init) != 1 || g.Init[0] != 0 || !reflect.DeepEqual(g.Vars, []string{"flag", "pc"}) {
 		t.Fatalf("init %v vars %v", g.Init, g.Vars)
 	}
@@ -244,7 +230,8 @@ func TestGraphDump(t *testing.T) {
 	}
 	// The graph ignores SYMMETRY.
 	sym := loadTestdata(t, "TwoPhase", "TwoPhase_symm")
-	gs := mustGraph(t, sym)
+	gs, err := sym.Graph(GraphOptions{})
+	noErr(t, err)
 	if len(gs.States) != 288 {
 		t.Errorf("TwoPhase graph with SYMMETRY in the config has %d states, want all 288", len(gs.States))
 	}
@@ -254,8 +241,10 @@ func TestCounterexampleIsShortest(t *testing.T) {
 	// Two ways to reach x = 3: one step of Jump or three of Step; the trace is Jump.
 	mod := "---- MODULE J ----\nEXTENDS Naturals\nVARIABLE x\nInit == x = 0\n" +
 		"Step == x' = x + 1\nJump == x = 0 /\\ x' = 3\nNext == Step \\/ Jump\nInv == x # 3\n====\n"
-	s := loadSource(t, mod, "INIT Init\nNEXT Next\nINVARIANT Inv\n")
-	res := mustCheck(t, s)
+	s, err := LoadSource(mod, "INIT Init\nNEXT Next\nINVARIANT Inv\n")
+	noErr(t, err)
+	res, err := s.Check(Options{})
+	noErr(t, err)
 	if len(res.Trace) != 2 || res.Trace[1].Action != "Jump" {
 		t.Errorf("trace %+v", res.Trace)
 	}
@@ -282,8 +271,10 @@ func TestBoundNamesVaryFirstFastestAsTLC(t *testing.T) {
 	// \E x \in S, y \in T the first name varies fastest.
 	mod := "---- MODULE O ----\nEXTENDS Naturals\nVARIABLE v\nInit == v = <<0, \"\">>\n" +
 		"Set(x, y) == v' = <<x, y>>\nNext == v = <<0, \"\">> /\\ \\E x \\in 1..2, y \\in {\"a\", \"b\"} : Set(x, y)\n====\n"
-	s := loadSource(t, mod, "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n")
-	g := mustGraph(t, s)
+	s, err := LoadSource(mod, "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n")
+	noErr(t, err)
+	g, err := s.Graph(GraphOptions{})
+	noErr(t, err)
 	var got []string
 	for _, e := range g.Edges {
 		got = append(got, e.Label())
