@@ -31,6 +31,8 @@ func (c *ctx) enters(level int) bool {
 	return level >= levelAction
 }
 
+// enum calls k once for every way of satisfying n: the constructs that assign or
+// branch are walked by the enum* functions, anything else is a guard.
 func enum(c *ctx, n node, k func()) {
 	switch x := n.(type) {
 	case *andNode:
@@ -42,35 +44,11 @@ func enum(c *ctx, n node, k func()) {
 		}
 		return
 	case *quantNode:
-		if x.all {
-			enumAll(c, x, k)
-			return
-		}
-		forBinds(c, x.binds, func() bool {
-			enum(c, x.body, k)
-			return true
-		})
+		enumQuant(c, x, k)
 		return
 	case *binNode:
-		if x.code == opEq || x.code == opIn {
-			if i, ok := c.target(x.a); ok {
-				s := c.slots()
-				if s[i] == nil {
-					if x.code == opEq {
-						s[i] = norm(x.b.eval(c))
-						k()
-						s[i] = nil
-						return
-					}
-					set := asSet(x.b.eval(c), x.p, "the right of \\in")
-					for _, e := range set.elems {
-						s[i] = e
-						k()
-					}
-					s[i] = nil
-					return
-				}
-			}
+		if enumAssign(c, x, k) {
+			return
 		}
 	case *unchangedNode:
 		if x.vars != nil && !c.initMode {
@@ -79,19 +57,7 @@ func enum(c *ctx, n node, k func()) {
 		}
 	case *actSubNode:
 		if x.vars != nil && !c.initMode {
-			if x.angle {
-				enum(c, x.act, func() {
-					for _, i := range x.vars {
-						if compare(c.next[i], c.cur[i]) != 0 {
-							k()
-							return
-						}
-					}
-				})
-				return
-			}
-			enum(c, x.act, k)
-			enumUnchanged(c, x.vars, 0, x.p, k)
+			enumActSub(c, x, k)
 			return
 		}
 	case *ifNode:
@@ -102,17 +68,8 @@ func enum(c *ctx, n node, k func()) {
 		}
 		return
 	case *caseNode:
-		for i, cond := range x.conds {
-			if asBool(cond.eval(c), x.p, "a CASE condition") {
-				enum(c, x.vals[i], k)
-				return
-			}
-		}
-		if x.other != nil {
-			enum(c, x.other, k)
-			return
-		}
-		throw(x.p, "no CASE arm applies and there is no OTHER")
+		enumCase(c, x, k)
+		return
 	case *letNode:
 		for _, s := range x.reset {
 			c.frame[s] = nil
@@ -125,63 +82,138 @@ func enum(c *ctx, n node, k func()) {
 			return
 		}
 	case *callNode:
-		d := x.def
-		if c.enters(d.level) {
-			frame, stack, sp := c.push(d.frameSize)
-			for i, a := range x.args {
-				frame[i] = a.eval(c)
-			}
-			saved := c.frame
-			labelled := false
-			if !c.initMode && c.labelDef == nil && d.ownPrime && d != c.root {
-				c.labelDef, c.labelArgs = d, frame[:len(x.args)]
-				labelled = true
-			}
-			c.frame = frame
-			enum(c, d.body, func() {
-				inner := c.frame
-				c.frame = saved
-				k()
-				c.frame = inner
-			})
-			c.frame = saved
-			c.pop(frame, stack, sp)
-			if labelled {
-				c.labelDef, c.labelArgs = nil, nil
-			}
+		if c.enters(x.def.level) {
+			enumCall(c, x, k)
 			return
 		}
 	case *letCallNode:
 		if c.enters(x.op.level) {
-			vals := make([]Value, len(x.args))
-			for i, a := range x.args {
-				vals[i] = a.eval(c)
-			}
-			saved := make([]Value, len(vals))
-			for i, s := range x.op.params {
-				saved[i] = c.frame[s]
-				c.frame[s] = vals[i]
-			}
-			enum(c, x.op.body, func() {
-				inner := make([]Value, len(vals))
-				for i, s := range x.op.params {
-					inner[i] = c.frame[s]
-					c.frame[s] = saved[i]
-				}
-				k()
-				for i, s := range x.op.params {
-					c.frame[s] = inner[i]
-				}
-			})
-			for i, s := range x.op.params {
-				c.frame[s] = saved[i]
-			}
+			enumLetCall(c, x, k)
 			return
 		}
 	}
 	// A guard: an expression that constrains but does not assign.
 	if asBool(n.eval(c), Pos{}, "an action conjunct") {
 		k()
+	}
+}
+
+// enumAssign walks x' = e and x' \in S (x = e, x \in S in initMode) for an x
+// not assigned yet; it reports false, having done nothing, for any other x.
+func enumAssign(c *ctx, x *binNode, k func()) bool {
+	if x.code != opEq && x.code != opIn {
+		return false
+	}
+	i, ok := c.target(x.a)
+	if !ok {
+		return false
+	}
+	s := c.slots()
+	if s[i] != nil {
+		return false
+	}
+	if x.code == opEq {
+		s[i] = norm(x.b.eval(c))
+		k()
+		s[i] = nil
+		return true
+	}
+	set := asSet(x.b.eval(c), x.p, "the right of \\in")
+	for _, e := range set.elems {
+		s[i] = e
+		k()
+	}
+	s[i] = nil
+	return true
+}
+
+// enumActSub walks [A]_v (A, or v unchanged) and <<A>>_v (A, changing v), v being
+// a tuple of variables.
+func enumActSub(c *ctx, x *actSubNode, k func()) {
+	if x.angle {
+		enum(c, x.act, func() {
+			for _, i := range x.vars {
+				if compare(c.next[i], c.cur[i]) != 0 {
+					k()
+					return
+				}
+			}
+		})
+		return
+	}
+	enum(c, x.act, k)
+	enumUnchanged(c, x.vars, 0, x.p, k)
+}
+
+// enumCase walks the first arm whose condition holds, or OTHER.
+func enumCase(c *ctx, x *caseNode, k func()) {
+	for i, cond := range x.conds {
+		if asBool(cond.eval(c), x.p, "a CASE condition") {
+			enum(c, x.vals[i], k)
+			return
+		}
+	}
+	if x.other != nil {
+		enum(c, x.other, k)
+		return
+	}
+	throw(x.p, "no CASE arm applies and there is no OTHER")
+}
+
+// enumCall walks the body of an operator in a frame of its own. The first call of
+// an action operator (other than the next-state action itself) names the action
+// taken: its label.
+func enumCall(c *ctx, x *callNode, k func()) {
+	d := x.def
+	frame, stack, sp := c.push(d.frameSize)
+	for i, a := range x.args {
+		frame[i] = a.eval(c)
+	}
+	saved := c.frame
+	labelled := false
+	if !c.initMode && c.labelDef == nil && d.ownPrime && d != c.root {
+		c.labelDef, c.labelArgs = d, frame[:len(x.args)]
+		labelled = true
+	}
+	c.frame = frame
+	enum(c, d.body, func() {
+		inner := c.frame
+		c.frame = saved
+		k()
+		c.frame = inner
+	})
+	c.frame = saved
+	c.pop(frame, stack, sp)
+	if labelled {
+		c.labelDef, c.labelArgs = nil, nil
+	}
+}
+
+// enumLetCall walks the body of a LET operator, its parameters bound in the
+// enclosing frame while the body runs and restored around k.
+func enumLetCall(c *ctx, x *letCallNode, k func()) {
+	vals := make([]Value, len(x.args))
+	for i, a := range x.args {
+		vals[i] = a.eval(c)
+	}
+	saved := make([]Value, len(vals))
+	for i, s := range x.op.params {
+		saved[i] = c.frame[s]
+		c.frame[s] = vals[i]
+	}
+	enum(c, x.op.body, func() {
+		inner := make([]Value, len(vals))
+		for i, s := range x.op.params {
+			inner[i] = c.frame[s]
+			c.frame[s] = saved[i]
+		}
+		k()
+		for i, s := range x.op.params {
+			c.frame[s] = inner[i]
+		}
+	})
+	for i, s := range x.op.params {
+		c.frame[s] = saved[i]
 	}
 }
 
@@ -195,6 +227,19 @@ func enumAnd(c *ctx, items []node, k func()) {
 		return
 	}
 	enum(c, items[0], func() { enumAnd(c, items[1:], k) })
+}
+
+// enumQuant walks \E x \in S : A as the disjunction of A over S, and \A as the
+// conjunction.
+func enumQuant(c *ctx, q *quantNode, k func()) {
+	if q.all {
+		enumAll(c, q, k)
+		return
+	}
+	forBinds(c, q.binds, func() bool {
+		enum(c, q.body, k)
+		return true
+	})
 }
 
 // enumAll treats \A x \in S : A as the conjunction of A over S.

@@ -49,7 +49,7 @@ func BenchmarkSoundGateKeys3(b *testing.B) {
 	benchCheck(b, filepath.Join("..", "spec", "tla", "SoundGate.tla"), filepath.Join("..", "spec", "tla", "SoundGate_keys3.cfg"))
 }
 
-// BenchmarkSoundGateDeep checks the gate's deep config (minutes).
+// BenchmarkSoundGateDeep checks the gate's deep config, the largest of spec/tla.
 func BenchmarkSoundGateDeep(b *testing.B) {
 	benchCheck(b, filepath.Join("..", "spec", "tla", "SoundGate.tla"), filepath.Join("..", "spec", "tla", "SoundGate_deep.cfg"))
 }

@@ -48,101 +48,142 @@ func ParseConfig(src string) (cfg *Config, err error) {
 		le.Kind = ErrConfig
 		return nil, &le
 	}
-	cfg = &Config{Substs: map[string]string{}, CheckDeadlock: true}
-	i := 0
-	peek := func() token { return toks[i] }
-	isKw := func(t token) bool { return (t.kind == tIdent || t.kind == tKw) && cfgKeywords[t.text] }
-	fail := func(p Pos, format string, args ...any) (*Config, error) {
-		return nil, errAt(ErrConfig, p, format, args...)
+	p := &cfgParser{toks: toks, cfg: &Config{Substs: map[string]string{}, CheckDeadlock: true}}
+	for p.peek().kind != tEOF {
+		if err := p.section(); err != nil {
+			return nil, err
+		}
 	}
-	names := func() []string {
-		var out []string
-		for peek().kind == tIdent && !isKw(peek()) {
-			out = append(out, peek().text)
-			i++
-			if peek().kind == tOp && peek().text == "," {
-				i++
+	if err := p.cfg.validate(); err != nil {
+		return nil, err
+	}
+	return p.cfg, nil
+}
+
+// cfgParser walks the tokens of a .cfg file, filling cfg.
+type cfgParser struct {
+	toks []token
+	i    int
+	cfg  *Config
+}
+
+func (p *cfgParser) peek() token { return p.toks[p.i] }
+
+// isOp reports whether the next token is the operator text.
+func (p *cfgParser) isOp(text string) bool {
+	t := p.peek()
+	return t.kind == tOp && t.text == text
+}
+
+func isCfgKeyword(t token) bool { return (t.kind == tIdent || t.kind == tKw) && cfgKeywords[t.text] }
+
+// name reports whether the next token is a name (not a config keyword).
+func (p *cfgParser) name() bool { return p.peek().kind == tIdent && !isCfgKeyword(p.peek()) }
+
+// names reads a list of names, separated by blanks or commas.
+func (p *cfgParser) names() []string {
+	var out []string
+	for p.name() {
+		out = append(out, p.peek().text)
+		p.i++
+		if p.isOp(",") {
+			p.i++
+		}
+	}
+	return out
+}
+
+// section parses one keyword and what follows it.
+func (p *cfgParser) section() error {
+	t := p.peek()
+	if !isCfgKeyword(t) {
+		return errAt(ErrConfig, t.pos, "expected a config keyword (CONSTANTS, INIT, NEXT, SPECIFICATION, INVARIANT, ...), found %q", t.text)
+	}
+	p.i++
+	cfg := p.cfg
+	switch t.text {
+	case "CONSTANT", "CONSTANTS":
+		for p.name() {
+			if err := p.constant(); err != nil {
+				return err
 			}
 		}
-		return out
-	}
-	for peek().kind != tEOF {
-		t := peek()
-		if !isKw(t) {
-			return fail(t.pos, "expected a config keyword (CONSTANTS, INIT, NEXT, SPECIFICATION, INVARIANT, ...), found %q", t.text)
+	case "INIT", "NEXT", "SPECIFICATION", "SYMMETRY":
+		ns := p.names()
+		if len(ns) != 1 {
+			return errAt(ErrConfig, t.pos, "%s takes exactly one name", t.text)
 		}
-		i++
 		switch t.text {
-		case "CONSTANT", "CONSTANTS":
-			for peek().kind == tIdent && !isKw(peek()) {
-				name := peek()
-				i++
-				if peek().kind == tOp && peek().text == "(" {
-					return fail(name.pos, "operator constant %s(...) is not supported", name.text)
-				}
-				op := peek()
-				i++
-				switch {
-				case op.kind == tOp && op.text == "=":
-					v, n, perr := cfgValue(toks, i)
-					if perr != nil {
-						return nil, perr
-					}
-					i = n
-					cfg.Constants = append(cfg.Constants, ConstAssign{Name: name.text, Value: v, Pos: name.pos})
-				case op.kind == tOp && op.text == "<-":
-					r := peek()
-					if r.kind != tIdent {
-						return fail(r.pos, "expected a definition name after <-")
-					}
-					i++
-					cfg.Substs[name.text] = r.text
-				default:
-					return fail(op.pos, "expected = or <- after constant %s", name.text)
-				}
-				if peek().kind == tOp && peek().text == "," {
-					i++
-				}
-			}
-		case "INIT", "NEXT", "SPECIFICATION", "SYMMETRY":
-			ns := names()
-			if len(ns) != 1 {
-				return fail(t.pos, "%s takes exactly one name", t.text)
-			}
-			switch t.text {
-			case "INIT":
-				cfg.Init = ns[0]
-			case "NEXT":
-				cfg.Next = ns[0]
-			case "SPECIFICATION":
-				cfg.Spec = ns[0]
-			default:
-				cfg.Symmetry = ns[0]
-			}
-		case "INVARIANT", "INVARIANTS":
-			cfg.Invariants = append(cfg.Invariants, names()...)
-		case "CONSTRAINT", "CONSTRAINTS":
-			cfg.Constraints = append(cfg.Constraints, names()...)
-		case "CHECK_DEADLOCK":
-			v := peek()
-			if v.kind != tKw || (v.text != "TRUE" && v.text != "FALSE") {
-				return fail(v.pos, "CHECK_DEADLOCK takes TRUE or FALSE")
-			}
-			i++
-			cfg.CheckDeadlock = v.text == "TRUE"
-		case "PROPERTY", "PROPERTIES":
-			return nil, errAt(ErrUnsupported, t.pos, "PROPERTY (temporal properties) is not supported; state safety as INVARIANT")
+		case "INIT":
+			cfg.Init = ns[0]
+		case "NEXT":
+			cfg.Next = ns[0]
+		case "SPECIFICATION":
+			cfg.Spec = ns[0]
 		default:
-			return nil, errAt(ErrUnsupported, t.pos, "config keyword %s is not supported", t.text)
+			cfg.Symmetry = ns[0]
 		}
+	case "INVARIANT", "INVARIANTS":
+		cfg.Invariants = append(cfg.Invariants, p.names()...)
+	case "CONSTRAINT", "CONSTRAINTS":
+		cfg.Constraints = append(cfg.Constraints, p.names()...)
+	case "CHECK_DEADLOCK":
+		v := p.peek()
+		if v.kind != tKw || (v.text != "TRUE" && v.text != "FALSE") {
+			return errAt(ErrConfig, v.pos, "CHECK_DEADLOCK takes TRUE or FALSE")
+		}
+		p.i++
+		cfg.CheckDeadlock = v.text == "TRUE"
+	case "PROPERTY", "PROPERTIES":
+		return errAt(ErrUnsupported, t.pos, "PROPERTY (temporal properties) is not supported; state safety as INVARIANT")
+	default:
+		return errAt(ErrUnsupported, t.pos, "config keyword %s is not supported", t.text)
 	}
-	if cfg.Spec != "" && (cfg.Init != "" || cfg.Next != "") {
-		return fail(Pos{}, "give either SPECIFICATION or INIT/NEXT, not both")
+	return nil
+}
+
+// constant parses one CONSTANT entry, c = value or c <- Def, and its comma.
+func (p *cfgParser) constant() error {
+	name := p.peek()
+	p.i++
+	if p.isOp("(") {
+		return errAt(ErrConfig, name.pos, "operator constant %s(...) is not supported", name.text)
 	}
-	if cfg.Spec == "" && (cfg.Init == "" || cfg.Next == "") {
-		return fail(Pos{}, "missing INIT/NEXT or SPECIFICATION")
+	op := p.peek()
+	p.i++
+	switch {
+	case op.kind == tOp && op.text == "=":
+		v, n, err := cfgValue(p.toks, p.i)
+		if err != nil {
+			return err
+		}
+		p.i = n
+		p.cfg.Constants = append(p.cfg.Constants, ConstAssign{Name: name.text, Value: v, Pos: name.pos})
+	case op.kind == tOp && op.text == "<-":
+		r := p.peek()
+		if r.kind != tIdent {
+			return errAt(ErrConfig, r.pos, "expected a definition name after <-")
+		}
+		p.i++
+		p.cfg.Substs[name.text] = r.text
+	default:
+		return errAt(ErrConfig, op.pos, "expected = or <- after constant %s", name.text)
 	}
-	return cfg, nil
+	if p.isOp(",") {
+		p.i++
+	}
+	return nil
+}
+
+// validate checks that the config names the behaviour one way: SPECIFICATION or INIT/NEXT.
+func (c *Config) validate() error {
+	if c.Spec != "" && (c.Init != "" || c.Next != "") {
+		return errAt(ErrConfig, Pos{}, "give either SPECIFICATION or INIT/NEXT, not both")
+	}
+	if c.Spec == "" && (c.Init == "" || c.Next == "") {
+		return errAt(ErrConfig, Pos{}, "missing INIT/NEXT or SPECIFICATION")
+	}
+	return nil
 }
 
 // cfgValue parses a constant value: integer, string, TRUE/FALSE, model value, or a

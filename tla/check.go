@@ -297,130 +297,174 @@ func (e *explorer) add(st []Value, parent uint32, depth uint16) (uint32, bool) {
 	return i, true
 }
 
+// search is one breadth-first run of an explorer: its clock, its result, and what
+// stopped it inside a callback.
+type search struct {
+	e            *explorer
+	res          *Result
+	start        time.Time
+	lastProgress time.Time
+	every        time.Duration // between progress lines
+	failErr      error         // an error met while enumerating
+	bad          int           // the first state found violating an invariant, or -1
+	badInv       string        // the invariant it violates
+}
+
 func (e *explorer) run() (*Result, error) {
-	start := time.Now()
-	res := &Result{}
-	every := e.opts.ProgressEvery
-	if every <= 0 {
-		every = 10 * time.Second
+	r := &search{e: e, res: &Result{}, start: time.Now(), every: e.opts.ProgressEvery, bad: -1}
+	if r.every <= 0 {
+		r.every = 10 * time.Second
 	}
-	lastProgress := start
-	finish := func(head int) *Result {
-		res.Distinct = int64(len(e.states))
-		res.Generated = e.generat
-		res.Queue = len(e.states) - head
-		for _, d := range e.depth {
-			if int(d)+1 > res.Depth {
-				res.Depth = int(d) + 1
-			}
-		}
-		res.Duration = time.Since(start)
-		return res
+	r.lastProgress = r.start
+	if err := r.initial(); err != nil {
+		return nil, err
 	}
-	var failErr error
-	var bad int = -1
-	var badInv string
-	err := e.initStates(func(st []Value) {
-		if failErr != nil || bad >= 0 {
-			return
-		}
-		e.generat++
-		ok, err := e.inModel(st)
-		if err != nil {
-			failErr = err
-			return
-		}
-		if !ok {
-			return // TLC keeps no state outside the CONSTRAINT
-		}
-		i, isNew := e.add(st, noParent, 0)
-		if !isNew {
-			return
-		}
-		if inv, err := e.violated(st); err != nil {
-			failErr = err
-		} else if inv != "" {
-			bad, badInv = int(i), inv
-		}
-	})
-	if err != nil {
-		return nil, fmt.Errorf("computing initial states: %w", err)
-	}
-	if failErr != nil {
-		return nil, failErr
-	}
-	if bad >= 0 {
-		res.Outcome, res.Invariant = InvariantViolated, badInv
-		res.Trace, err = e.trace(bad)
-		r := finish(0)
-		r.Queue--
-		return r, err
+	if r.bad >= 0 {
+		res, err := r.violation(0)
+		res.Queue--
+		return res, err
 	}
 	if e.opts.Progress != nil {
 		fmt.Fprintf(e.opts.Progress, "Finished computing initial states: %d distinct state%s generated.\n", len(e.states), plural(len(e.states)))
 	}
+	return r.explore()
+}
+
+// stopped reports whether a callback met an error or a violation.
+func (r *search) stopped() bool { return r.failErr != nil || r.bad >= 0 }
+
+// initial stores the initial states and checks them.
+func (r *search) initial() error {
+	e := r.e
+	err := e.initStates(func(st []Value) {
+		if r.stopped() {
+			return
+		}
+		e.generat++
+		if !r.admits(st) {
+			return // TLC keeps no state outside the CONSTRAINT
+		}
+		if i, isNew := e.add(st, noParent, 0); isNew {
+			r.check(st, i)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("computing initial states: %w", err)
+	}
+	return r.failErr
+}
+
+// explore expands the states breadth first until none is left or the run stops.
+func (r *search) explore() (*Result, error) {
+	e := r.e
 	checkDeadlock := e.s.Config.CheckDeadlock && !e.opts.NoDeadlock
 	for head := 0; head < len(e.states); head++ {
-		cur := e.states[head]
-		n := 0
-		d := e.depth[head] + 1
-		e.setParent(cur)
-		err := e.successors(cur, func(next []Value) {
-			if failErr != nil || bad >= 0 {
-				return
-			}
-			n++
-			e.generat++
-			if len(e.s.constraints) > 0 {
-				ok, err := e.inModel(next)
-				if err != nil {
-					failErr = err
-					return
-				}
-				if !ok {
-					return // generated, but outside the model: not stored, not explored
-				}
-			}
-			i, isNew := e.add(next, uint32(head), d)
-			if e.onEdge != nil {
-				e.onEdge(head, int(i), e.label())
-			}
-			if !isNew {
-				return
-			}
-			if inv, err := e.violated(next); err != nil {
-				failErr = err
-			} else if inv != "" {
-				bad, badInv = int(i), inv
-			}
-		})
+		n, err := r.expand(head)
 		if err != nil {
-			return nil, fmt.Errorf("computing successors of state\n%s: %w", e.s.formatState(cur), err)
+			return nil, err
 		}
-		if failErr != nil {
-			return nil, failErr
-		}
-		if bad >= 0 {
-			res.Outcome, res.Invariant = InvariantViolated, badInv
-			res.Trace, err = e.trace(bad)
-			return finish(head + 1), err
+		if r.bad >= 0 {
+			return r.violation(head + 1)
 		}
 		if n == 0 && checkDeadlock {
-			res.Outcome = Deadlock
-			res.Trace, err = e.trace(head)
-			return finish(head + 1), err
+			r.res.Outcome = Deadlock
+			r.res.Trace, err = e.trace(head)
+			return r.finish(head + 1), err
 		}
 		if e.opts.MaxStates > 0 && len(e.states) > e.opts.MaxStates {
-			return finish(head + 1), errAt(ErrLimit, Pos{}, "more than %d distinct states", e.opts.MaxStates)
+			return r.finish(head + 1), errAt(ErrLimit, Pos{}, "more than %d distinct states", e.opts.MaxStates)
 		}
-		if e.opts.Progress != nil && head&15 == 0 && time.Since(lastProgress) >= every {
-			lastProgress = time.Now()
-			el := time.Since(start).Seconds()
-			fmt.Fprintf(e.opts.Progress, "Progress(%d) at %s: %d states generated (%.0f s/min), %d distinct states found (%.0f ds/min), %d states left on queue.\n",
-				d, lastProgress.UTC().Format("2006-01-02 15:04:05"), e.generat, float64(e.generat)/el*60, len(e.states), float64(len(e.states))/el*60, len(e.states)-head-1)
+		r.progress(head)
+	}
+	return r.finish(len(e.states)), nil
+}
+
+// expand generates the successors of state head, stores the new ones and checks
+// them; n counts the successors, duplicates and those outside the model included.
+func (r *search) expand(head int) (n int, err error) {
+	e := r.e
+	cur := e.states[head]
+	d := e.depth[head] + 1
+	e.setParent(cur)
+	err = e.successors(cur, func(next []Value) {
+		if r.stopped() {
+			return
+		}
+		n++
+		e.generat++
+		if !r.admits(next) {
+			return // generated, but outside the model: not stored, not explored
+		}
+		i, isNew := e.add(next, uint32(head), d)
+		if e.onEdge != nil {
+			e.onEdge(head, int(i), e.label())
+		}
+		if isNew {
+			r.check(next, i)
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("computing successors of state\n%s: %w", e.s.formatState(cur), err)
+	}
+	return n, r.failErr
+}
+
+// admits reports whether st satisfies the state constraints.
+func (r *search) admits(st []Value) bool {
+	if len(r.e.s.constraints) == 0 {
+		return true
+	}
+	ok, err := r.e.inModel(st)
+	if err != nil {
+		r.failErr = err
+		return false
+	}
+	return ok
+}
+
+// check evaluates the invariants on the new state st, stored at index i.
+func (r *search) check(st []Value, i uint32) {
+	if inv, err := r.e.violated(st); err != nil {
+		r.failErr = err
+	} else if inv != "" {
+		r.bad, r.badInv = int(i), inv
+	}
+}
+
+// violation ends the run at the violating state with its trace; head is how many
+// states were expanded.
+func (r *search) violation(head int) (*Result, error) {
+	r.res.Outcome, r.res.Invariant = InvariantViolated, r.badInv
+	trace, err := r.e.trace(r.bad)
+	r.res.Trace = trace
+	return r.finish(head), err
+}
+
+// progress prints TLC's progress line, at most once per r.every.
+func (r *search) progress(head int) {
+	e := r.e
+	if e.opts.Progress == nil || head&15 != 0 || time.Since(r.lastProgress) < r.every {
+		return
+	}
+	r.lastProgress = time.Now()
+	el := time.Since(r.start).Seconds()
+	fmt.Fprintf(e.opts.Progress, "Progress(%d) at %s: %d states generated (%.0f s/min), %d distinct states found (%.0f ds/min), %d states left on queue.\n",
+		e.depth[head]+1, r.lastProgress.UTC().Format("2006-01-02 15:04:05"), e.generat, float64(e.generat)/el*60, len(e.states), float64(len(e.states))/el*60, len(e.states)-head-1)
+}
+
+// finish fills in the figures; head is how many states were expanded.
+func (r *search) finish(head int) *Result {
+	e, res := r.e, r.res
+	res.Distinct = int64(len(e.states))
+	res.Generated = e.generat
+	res.Queue = len(e.states) - head
+	for _, d := range e.depth {
+		if int(d)+1 > res.Depth {
+			res.Depth = int(d) + 1
 		}
 	}
-	return finish(len(e.states)), nil
+	res.Duration = time.Since(r.start)
+	return res
 }
 
 func plural(n int) string {

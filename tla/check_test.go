@@ -19,6 +19,14 @@ func loadTestdata(t *testing.T, spec, cfg string) *Spec {
 	return s
 }
 
+// noErr fails the test at once on an error.
+func noErr(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The figures below are what TLC 2.20 printed for the same files with one worker;
 // docs/verify/tla.md records the commands and outputs.
 func TestClassicSpecsMatchTLC(t *testing.T) {
@@ -48,9 +56,7 @@ func TestClassicSpecsMatchTLC(t *testing.T) {
 		t.Run(tc.cfg, func(t *testing.T) {
 			s := loadTestdata(t, tc.spec, tc.cfg)
 			res, err := s.Check(Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			noErr(t, err)
 			if res.Generated != tc.generated || res.Distinct != tc.distinct || int64(res.Depth) != tc.depth {
 				t.Errorf("figures %d generated, %d distinct, depth %d; TLC: %d, %d, %d",
 					res.Generated, res.Distinct, res.Depth, tc.generated, tc.distinct, tc.depth)
@@ -72,9 +78,7 @@ func TestClassicSpecsMatchTLC(t *testing.T) {
 func TestTraceShowsStates(t *testing.T) {
 	s := loadTestdata(t, "MutexBug", "MutexBug")
 	res, err := s.Check(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	noErr(t, err)
 	last := res.Trace[len(res.Trace)-1]
 	want := "/\\ flag = (p1 :> TRUE @@ p2 :> TRUE @@ p3 :> FALSE)\n/\\ pc = (p1 :> \"cs\" @@ p2 :> \"cs\" @@ p3 :> \"idle\")\n"
 	if last.Text != want {
@@ -94,13 +98,9 @@ func TestConstraintStatesAreNotStored(t *testing.T) {
 	// (x = 3 has a successor, outside the constraint).
 	mod := "---- MODULE B ----\nEXTENDS Naturals\nVARIABLE x\nInit == x \\in {0, 7}\nNext == x' = x + 1\nSmall == x < 4\n====\n"
 	s, err := LoadSource(mod, "INIT Init\nNEXT Next\nCONSTRAINT Small\n")
-	if err != nil {
-		t.Fatal(err)
-	}
+	noErr(t, err)
 	res, err := s.Check(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	noErr(t, err)
 	if res.Generated != 6 || res.Distinct != 4 || res.Depth != 4 || res.Outcome != OK {
 		t.Errorf("got %+v", res)
 	}
@@ -196,9 +196,7 @@ func TestInductive(t *testing.T) {
 func TestGraphDump(t *testing.T) {
 	s := loadTestdata(t, "MutexBug", "MutexBug")
 	g, err := s.Graph(GraphOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	noErr(t, err)
 	if len(g.Init) != 1 || g.Init[0] != 0 || !reflect.DeepEqual(g.Vars, []string{"flag", "pc"}) {
 		t.Fatalf("init %v vars %v", g.Init, g.Vars)
 	}
@@ -233,9 +231,7 @@ func TestGraphDump(t *testing.T) {
 	// The graph ignores SYMMETRY.
 	sym := loadTestdata(t, "TwoPhase", "TwoPhase_symm")
 	gs, err := sym.Graph(GraphOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	noErr(t, err)
 	if len(gs.States) != 288 {
 		t.Errorf("TwoPhase graph with SYMMETRY in the config has %d states, want all 288", len(gs.States))
 	}
@@ -246,13 +242,9 @@ func TestCounterexampleIsShortest(t *testing.T) {
 	mod := "---- MODULE J ----\nEXTENDS Naturals\nVARIABLE x\nInit == x = 0\n" +
 		"Step == x' = x + 1\nJump == x = 0 /\\ x' = 3\nNext == Step \\/ Jump\nInv == x # 3\n====\n"
 	s, err := LoadSource(mod, "INIT Init\nNEXT Next\nINVARIANT Inv\n")
-	if err != nil {
-		t.Fatal(err)
-	}
+	noErr(t, err)
 	res, err := s.Check(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	noErr(t, err)
 	if len(res.Trace) != 2 || res.Trace[1].Action != "Jump" {
 		t.Errorf("trace %+v", res.Trace)
 	}
@@ -280,13 +272,9 @@ func TestBoundNamesVaryFirstFastestAsTLC(t *testing.T) {
 	mod := "---- MODULE O ----\nEXTENDS Naturals\nVARIABLE v\nInit == v = <<0, \"\">>\n" +
 		"Set(x, y) == v' = <<x, y>>\nNext == v = <<0, \"\">> /\\ \\E x \\in 1..2, y \\in {\"a\", \"b\"} : Set(x, y)\n====\n"
 	s, err := LoadSource(mod, "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n")
-	if err != nil {
-		t.Fatal(err)
-	}
+	noErr(t, err)
 	g, err := s.Graph(GraphOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	noErr(t, err)
 	var got []string
 	for _, e := range g.Edges {
 		got = append(got, e.Label())

@@ -205,6 +205,7 @@ func foldConst(n node, frameSize int) (v Value, ok bool) {
 	return n.eval(&ctx{frame: make([]Value, frameSize)}), true
 }
 
+// expr0 compiles e by its kind; expr wraps it with constant folding.
 func (c *compiler) expr0(e expr, sc *scope) (node, int) {
 	switch e := e.(type) {
 	case *eNum:
@@ -218,53 +219,24 @@ func (c *compiler) expr0(e expr, sc *scope) (node, int) {
 	case *eApply:
 		return c.ident(e.name, e.args, e.p, sc)
 	case *eAt:
-		if c.atSlot < 0 {
-			c.fail(ErrSemantic, e.p, "@ used outside an EXCEPT")
-		}
-		c.slotRefs++
-		return &slotNode{c.atSlot}, levelConst
+		return c.at(e)
 	case *eJunction:
-		items, l := c.exprs(e.items, sc)
-		if e.and {
-			return &andNode{items: items, p: e.p}, l
-		}
-		return &orNode{items: items, p: e.p}, l
+		return c.junction(e, sc)
 	case *eOp:
 		return c.op(e, sc)
 	case *eQuant:
-		bs, inner, l1 := c.binds(e.binds, sc)
-		body, l2 := c.expr(e.body, inner)
-		switch e.kind {
-		case "\\A":
-			return &quantNode{all: true, binds: bs, body: body, p: e.p}, maxl(l1, l2)
-		case "\\E":
-			return &quantNode{binds: bs, body: body, p: e.p}, maxl(l1, l2)
-		}
-		return &chooseNode{binds: bs, body: body, p: e.p}, maxl(l1, l2)
+		return c.quant(e, sc)
 	case *eSetEnum:
 		elems, l := c.exprs(e.elems, sc)
 		return &setEnumNode{elems: elems}, l
 	case *eSetFilter:
-		bs, inner, l1 := c.binds([]binding{e.bind}, sc)
-		pred, l2 := c.expr(e.pred, inner)
-		return &setFilterNode{bind: bs[0], pred: pred, p: e.p}, maxl(l1, l2)
+		return c.setFilter(e, sc)
 	case *eSetMap:
-		bs, inner, l1 := c.binds(e.binds, sc)
-		body, l2 := c.expr(e.body, inner)
-		return &setMapNode{binds: bs, body: body, p: e.p}, maxl(l1, l2)
+		return c.setMap(e, sc)
 	case *eFuncCtor:
 		return c.funcCtor(e, sc)
 	case *eFuncApp:
-		f, l1 := c.expr(e.f, sc)
-		var arg node
-		var l2 int
-		if len(e.args) == 1 {
-			arg, l2 = c.expr(e.args[0], sc)
-		} else {
-			args, l := c.exprs(e.args, sc)
-			arg, l2 = &tupleNode{elems: args}, l
-		}
-		return &applyNode{f: f, arg: arg, p: e.p}, maxl(l1, l2)
+		return c.funcApp(e, sc)
 	case *eField:
 		r, l := c.expr(e.rec, sc)
 		return &fieldNode{rec: r, name: e.name, p: e.p}, l
@@ -279,60 +251,18 @@ func (c *compiler) expr0(e expr, sc *scope) (node, int) {
 		r, l2 := c.expr(e.rng, sc)
 		return &funcSetNode{dom: d, rng: r}, maxl(l1, l2)
 	case *eExcept:
-		f, lvl := c.expr(e.f, sc)
-		n := &exceptNode{f: f, p: e.p}
-		savedAt := c.atSlot
-		for _, s := range e.specs {
-			var cs cexcept
-			for _, pe := range s.path {
-				if pe.idx == nil {
-					cs.path = append(cs.path, &constNode{Str(pe.field)})
-					continue
-				}
-				ix, l := c.expr(pe.idx, sc)
-				lvl = maxl(lvl, l)
-				cs.path = append(cs.path, ix)
-			}
-			cs.atSlot = c.newSlot()
-			c.atSlot = cs.atSlot
-			var l int
-			cs.val, l = c.expr(s.val, sc)
-			lvl = maxl(lvl, l)
-			c.atSlot = savedAt
-			n.specs = append(n.specs, cs)
-		}
-		return n, lvl
+		return c.except(e, sc)
 	case *eTuple:
 		elems, l := c.exprs(e.elems, sc)
 		return &tupleNode{elems: elems}, l
 	case *eIf:
-		cn, l1 := c.expr(e.c, sc)
-		t, l2 := c.expr(e.t, sc)
-		f, l3 := c.expr(e.e, sc)
-		return &ifNode{c: cn, t: t, e: f, p: e.p}, maxl(l1, maxl(l2, l3))
+		return c.ifThen(e, sc)
 	case *eCase:
-		n := &caseNode{p: e.p}
-		lvl := 0
-		for _, a := range e.arms {
-			cn, l1 := c.expr(a.cond, sc)
-			v, l2 := c.expr(a.val, sc)
-			n.conds = append(n.conds, cn)
-			n.vals = append(n.vals, v)
-			lvl = maxl(lvl, maxl(l1, l2))
-		}
-		if e.other != nil {
-			var l int
-			n.other, l = c.expr(e.other, sc)
-			lvl = maxl(lvl, l)
-		}
-		return n, lvl
+		return c.caseArms(e, sc)
 	case *eLet:
 		return c.let(e, sc)
 	case *eActSub:
-		act, l1 := c.expr(e.act, sc)
-		sub, _ := c.expr(e.sub, sc)
-		c.ownPrime = true
-		return &actSubNode{angle: e.angle, act: act, sub: sub, vars: c.varList(sub), p: e.p}, maxl(l1, levelAction)
+		return c.actSub(e, sc)
 	case *eFair:
 		c.fail(ErrUnsupported, e.p, "fairness (WF_/SF_) is only accepted as a conjunct of the SPECIFICATION formula")
 	case *eCross:
@@ -341,6 +271,121 @@ func (c *compiler) expr0(e expr, sc *scope) (node, int) {
 	}
 	c.fail(ErrSemantic, e.at(), "cannot compile expression")
 	return nil, 0
+}
+
+// at compiles @, the slot of the value being replaced in an EXCEPT update.
+func (c *compiler) at(e *eAt) (node, int) {
+	if c.atSlot < 0 {
+		c.fail(ErrSemantic, e.p, "@ used outside an EXCEPT")
+	}
+	c.slotRefs++
+	return &slotNode{c.atSlot}, levelConst
+}
+
+func (c *compiler) junction(e *eJunction, sc *scope) (node, int) {
+	items, l := c.exprs(e.items, sc)
+	if e.and {
+		return &andNode{items: items, p: e.p}, l
+	}
+	return &orNode{items: items, p: e.p}, l
+}
+
+func (c *compiler) setFilter(e *eSetFilter, sc *scope) (node, int) {
+	bs, inner, l1 := c.binds([]binding{e.bind}, sc)
+	pred, l2 := c.expr(e.pred, inner)
+	return &setFilterNode{bind: bs[0], pred: pred, p: e.p}, maxl(l1, l2)
+}
+
+func (c *compiler) setMap(e *eSetMap, sc *scope) (node, int) {
+	bs, inner, l1 := c.binds(e.binds, sc)
+	body, l2 := c.expr(e.body, inner)
+	return &setMapNode{binds: bs, body: body, p: e.p}, maxl(l1, l2)
+}
+
+func (c *compiler) ifThen(e *eIf, sc *scope) (node, int) {
+	cn, l1 := c.expr(e.c, sc)
+	t, l2 := c.expr(e.t, sc)
+	f, l3 := c.expr(e.e, sc)
+	return &ifNode{c: cn, t: t, e: f, p: e.p}, maxl(l1, maxl(l2, l3))
+}
+
+func (c *compiler) quant(e *eQuant, sc *scope) (node, int) {
+	bs, inner, l1 := c.binds(e.binds, sc)
+	body, l2 := c.expr(e.body, inner)
+	switch e.kind {
+	case "\\A":
+		return &quantNode{all: true, binds: bs, body: body, p: e.p}, maxl(l1, l2)
+	case "\\E":
+		return &quantNode{binds: bs, body: body, p: e.p}, maxl(l1, l2)
+	}
+	return &chooseNode{binds: bs, body: body, p: e.p}, maxl(l1, l2)
+}
+
+// funcApp compiles f[a] and f[a, b] (the application to the tuple <<a, b>>).
+func (c *compiler) funcApp(e *eFuncApp, sc *scope) (node, int) {
+	f, l1 := c.expr(e.f, sc)
+	var arg node
+	var l2 int
+	if len(e.args) == 1 {
+		arg, l2 = c.expr(e.args[0], sc)
+	} else {
+		args, l := c.exprs(e.args, sc)
+		arg, l2 = &tupleNode{elems: args}, l
+	}
+	return &applyNode{f: f, arg: arg, p: e.p}, maxl(l1, l2)
+}
+
+// except compiles [f EXCEPT ...]; each update's value sees @ in a slot of its own.
+func (c *compiler) except(e *eExcept, sc *scope) (node, int) {
+	f, lvl := c.expr(e.f, sc)
+	n := &exceptNode{f: f, p: e.p}
+	savedAt := c.atSlot
+	for _, s := range e.specs {
+		var cs cexcept
+		for _, pe := range s.path {
+			if pe.idx == nil {
+				cs.path = append(cs.path, &constNode{Str(pe.field)})
+				continue
+			}
+			ix, l := c.expr(pe.idx, sc)
+			lvl = maxl(lvl, l)
+			cs.path = append(cs.path, ix)
+		}
+		cs.atSlot = c.newSlot()
+		c.atSlot = cs.atSlot
+		var l int
+		cs.val, l = c.expr(s.val, sc)
+		lvl = maxl(lvl, l)
+		c.atSlot = savedAt
+		n.specs = append(n.specs, cs)
+	}
+	return n, lvl
+}
+
+func (c *compiler) caseArms(e *eCase, sc *scope) (node, int) {
+	n := &caseNode{p: e.p}
+	lvl := 0
+	for _, a := range e.arms {
+		cn, l1 := c.expr(a.cond, sc)
+		v, l2 := c.expr(a.val, sc)
+		n.conds = append(n.conds, cn)
+		n.vals = append(n.vals, v)
+		lvl = maxl(lvl, maxl(l1, l2))
+	}
+	if e.other != nil {
+		var l int
+		n.other, l = c.expr(e.other, sc)
+		lvl = maxl(lvl, l)
+	}
+	return n, lvl
+}
+
+// actSub compiles [A]_v and <<A>>_v, action-level whatever A is.
+func (c *compiler) actSub(e *eActSub, sc *scope) (node, int) {
+	act, l1 := c.expr(e.act, sc)
+	sub, _ := c.expr(e.sub, sc)
+	c.ownPrime = true
+	return &actSubNode{angle: e.angle, act: act, sub: sub, vars: c.varList(sub), p: e.p}, maxl(l1, levelAction)
 }
 
 func (c *compiler) record(names []string, vals []node, p Pos, isSet bool) node {
@@ -520,12 +565,6 @@ func (c *compiler) ident(name string, args []expr, p Pos, sc *scope) (node, int)
 			c.fail(ErrUnsupported, p, "%s is a temporal formula; it can only be the SPECIFICATION", name)
 		}
 		return &callNode{def: d, args: an, p: p}, maxl(l, lvl)
-	}
-	if v, ok := c.consts[name]; ok {
-		if args != nil {
-			c.fail(ErrSemantic, p, "constant %s takes no arguments", name)
-		}
-		return &constNode{v}, levelConst
 	}
 	if i, ok := c.vars[name]; ok {
 		if args != nil {

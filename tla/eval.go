@@ -455,59 +455,15 @@ func (n *binNode) eval(c *ctx) Value {
 	case opNotin:
 		return Bool(!member(a, b, n.p))
 	case opSubseteq, opSubsetProper:
-		sa := asSet(a, n.p, "the left of \\subseteq")
-		for _, e := range sa.elems {
-			if !member(e, b, n.p) {
-				return falseV
-			}
-		}
-		if n.code == opSubsetProper {
-			return Bool(int64(len(sa.elems)) != setSize(norm(b)))
-		}
-		return trueV
+		return Bool(subsetOf(asSet(a, n.p, "the left of \\subseteq"), b, n.code == opSubsetProper, n.p))
 	case opSupseteq, opSupsetProper:
-		sb := asSet(b, n.p, "the right of \\supseteq")
-		for _, e := range sb.elems {
-			if !member(e, a, n.p) {
-				return falseV
-			}
-		}
-		if n.code == opSupsetProper {
-			return Bool(int64(len(sb.elems)) != setSize(norm(a)))
-		}
-		return trueV
+		return Bool(subsetOf(asSet(b, n.p, "the right of \\supseteq"), a, n.code == opSupsetProper, n.p))
 	case opCup:
-		sa, sb := asSet(a, n.p, "the left of \\cup"), asSet(b, n.p, "the right of \\cup")
-		if len(sa.elems) == 0 {
-			return sb
-		}
-		if len(sb.elems) == 0 {
-			return sa
-		}
-		out := make([]Value, 0, len(sa.elems)+len(sb.elems))
-		out = append(append(out, sa.elems...), sb.elems...)
-		return mkSet(out)
+		return union(asSet(a, n.p, "the left of \\cup"), asSet(b, n.p, "the right of \\cup"))
 	case opCap:
-		sa := asSet(a, n.p, "the left of \\cap")
-		var out []Value
-		for _, e := range sa.elems {
-			if member(e, b, n.p) {
-				out = append(out, e)
-			}
-		}
-		return &setV{elems: out}
+		return intersect(asSet(a, n.p, "the left of \\cap"), b, n.p)
 	case opSetminus:
-		sa := asSet(a, n.p, "the left of \\")
-		out := make([]Value, 0, len(sa.elems))
-		for _, e := range sa.elems {
-			if !member(e, b, n.p) {
-				out = append(out, e)
-			}
-		}
-		if len(out) == 0 {
-			return emptySet
-		}
-		return &setV{elems: out}
+		return difference(asSet(a, n.p, "the left of \\"), b, n.p)
 	case opRange:
 		return &intervalV{lo: asInt(a, n.p, "the left of .."), hi: asInt(b, n.p, "the right of ..")}
 	case opPlus:
@@ -517,31 +473,9 @@ func (n *binNode) eval(c *ctx) Value {
 	case opTimes:
 		return mkInt(asInt(a, n.p, "the left of *") * asInt(b, n.p, "the right of *"))
 	case opDiv, opMod:
-		x, y := asInt(a, n.p, "the left of \\div or %"), asInt(b, n.p, "the right of \\div or %")
-		if y == 0 {
-			throw(n.p, "division by zero")
-		}
-		if n.code == opMod && y < 0 {
-			throw(n.p, "the right of %% must be positive, got %d", y)
-		}
-		q := x / y
-		if (x%y != 0) && ((x < 0) != (y < 0)) {
-			q--
-		}
-		if n.code == opDiv {
-			return mkInt(q)
-		}
-		return mkInt(x - q*y)
+		return divMod(asInt(a, n.p, "the left of \\div or %"), asInt(b, n.p, "the right of \\div or %"), n.code == opMod, n.p)
 	case opPow:
-		x, y := asInt(a, n.p, "the left of ^"), asInt(b, n.p, "the right of ^")
-		if y < 0 {
-			throw(n.p, "negative exponent %d", y)
-		}
-		r := int64(1)
-		for i := int64(0); i < y; i++ {
-			r *= x
-		}
-		return mkInt(r)
+		return power(asInt(a, n.p, "the left of ^"), asInt(b, n.p, "the right of ^"), n.p)
 	case opConcat:
 		sa, sb := asSeq(a, n.p, "the left of \\o"), asSeq(b, n.p, "the right of \\o")
 		out := make([]Value, 0, len(sa.vals)+len(sb.vals))
@@ -558,6 +492,88 @@ func (n *binNode) eval(c *ctx) Value {
 	}
 	throw(n.p, "unknown operator")
 	return nil
+}
+
+// subsetOf decides sub \subseteq super, or, when proper, sub \subset super.
+func subsetOf(sub *setV, super Value, proper bool, p Pos) bool {
+	for _, e := range sub.elems {
+		if !member(e, super, p) {
+			return false
+		}
+	}
+	if proper {
+		return int64(len(sub.elems)) != setSize(norm(super))
+	}
+	return true
+}
+
+// union is a \cup b; an empty operand returns the other as it is.
+func union(a, b *setV) Value {
+	if len(a.elems) == 0 {
+		return b
+	}
+	if len(b.elems) == 0 {
+		return a
+	}
+	out := make([]Value, 0, len(a.elems)+len(b.elems))
+	out = append(append(out, a.elems...), b.elems...)
+	return mkSet(out)
+}
+
+// intersect is a \cap b; it keeps a's order, so the result needs no sorting.
+func intersect(a *setV, b Value, p Pos) Value {
+	var out []Value
+	for _, e := range a.elems {
+		if member(e, b, p) {
+			out = append(out, e)
+		}
+	}
+	return &setV{elems: out}
+}
+
+// difference is a \ b; it keeps a's order, so the result needs no sorting.
+func difference(a *setV, b Value, p Pos) Value {
+	out := make([]Value, 0, len(a.elems))
+	for _, e := range a.elems {
+		if !member(e, b, p) {
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return emptySet
+	}
+	return &setV{elems: out}
+}
+
+// divMod is x \div y, or x % y when mod: TLC's floor division, whose remainder
+// has the sign of a positive y.
+func divMod(x, y int64, mod bool, p Pos) Value {
+	if y == 0 {
+		throw(p, "division by zero")
+	}
+	if mod && y < 0 {
+		throw(p, "the right of %% must be positive, got %d", y)
+	}
+	q := x / y
+	if (x%y != 0) && ((x < 0) != (y < 0)) {
+		q--
+	}
+	if !mod {
+		return mkInt(q)
+	}
+	return mkInt(x - q*y)
+}
+
+// power is x ^ y for y >= 0.
+func power(x, y int64, p Pos) Value {
+	if y < 0 {
+		throw(p, "negative exponent %d", y)
+	}
+	r := int64(1)
+	for i := int64(0); i < y; i++ {
+		r *= x
+	}
+	return mkInt(r)
 }
 
 func member(x, s Value, p Pos) (res bool) {
@@ -699,12 +715,15 @@ func boundValue(c *ctx, bs []cbind) Value {
 	return mkTuple(vals)
 }
 
-func (n *setEnumNode) eval(c *ctx) Value {
-	vals := make([]Value, len(n.elems))
-	for i, e := range n.elems {
+func (n *setEnumNode) eval(c *ctx) Value { return mkSet(evalAll(c, n.elems)) }
+
+// evalAll evaluates ns in order into a new slice.
+func evalAll(c *ctx, ns []node) []Value {
+	vals := make([]Value, len(ns))
+	for i, e := range ns {
 		vals[i] = e.eval(c)
 	}
-	return mkSet(vals)
+	return vals
 }
 
 func (n *setFilterNode) eval(c *ctx) Value {
@@ -767,11 +786,7 @@ func (n *recordNode) eval(c *ctx) Value {
 }
 
 func (n *recSetNode) eval(c *ctx) Value {
-	sets := make([]Value, len(n.sets))
-	for i, s := range n.sets {
-		sets[i] = s.eval(c)
-	}
-	return &recSetV{names: n.names, sets: sets}
+	return &recSetV{names: n.names, sets: evalAll(c, n.sets)}
 }
 
 func (n *funcSetNode) eval(c *ctx) Value {
@@ -811,13 +826,7 @@ func (n *exceptNode) update(c *ctx, fv Value, path []Value, s cexcept) Value {
 	return &funcV{keys: f.keys, vals: vals}
 }
 
-func (n *tupleNode) eval(c *ctx) Value {
-	vals := make([]Value, len(n.elems))
-	for i, e := range n.elems {
-		vals[i] = e.eval(c)
-	}
-	return mkTuple(vals)
-}
+func (n *tupleNode) eval(c *ctx) Value { return mkTuple(evalAll(c, n.elems)) }
 
 func (n *ifNode) eval(c *ctx) Value {
 	if asBool(n.c.eval(c), n.p, "the condition of IF") {
@@ -861,104 +870,114 @@ func unchanged(c *ctx, sub node, p Pos) bool {
 
 func (n *unchangedNode) eval(c *ctx) Value { return Bool(unchanged(c, n.sub, n.p)) }
 
-func (n *crossNode) eval(c *ctx) Value {
-	sets := make([]Value, len(n.sets))
-	for i, s := range n.sets {
-		sets[i] = s.eval(c)
-	}
-	return &crossV{sets: sets}
+func (n *crossNode) eval(c *ctx) Value { return &crossV{sets: evalAll(c, n.sets)} }
+
+func (n *builtinNode) eval(c *ctx) Value { return n.fn(n, evalAll(c, n.args)) }
+
+// builtinFns are the standard modules' operators, by name (builtinArity gives their arity).
+var builtinFns = map[string]func(n *builtinNode, args []Value) Value{
+	"Len":          builtinLen,
+	"Append":       builtinAppend,
+	"Head":         builtinHead,
+	"Tail":         builtinTail,
+	"SubSeq":       builtinSubSeq,
+	"Seq":          builtinSeq,
+	"Cardinality":  builtinCardinality,
+	"IsFiniteSet":  builtinIsFiniteSet,
+	"Permutations": builtinPermutations,
+	"Print":        builtinPrint,
+	"PrintT":       builtinPrintT,
+	"Assert":       builtinAssert,
+	"ToString":     builtinToString,
 }
 
-func (n *builtinNode) eval(c *ctx) Value {
-	args := make([]Value, len(n.args))
-	for i, a := range n.args {
-		args[i] = a.eval(c)
-	}
-	return n.fn(n, args)
+func builtinLen(n *builtinNode, a []Value) Value {
+	return mkInt(int64(len(asSeq(a[0], n.p, "the argument of Len").vals)))
 }
 
-var builtinFns map[string]func(n *builtinNode, args []Value) Value
-
-func init() {
-	builtinFns = map[string]func(n *builtinNode, args []Value) Value{
-		"Len": func(n *builtinNode, a []Value) Value {
-			return mkInt(int64(len(asSeq(a[0], n.p, "the argument of Len").vals)))
-		},
-		"Append": func(n *builtinNode, a []Value) Value {
-			s := asSeq(a[0], n.p, "the first argument of Append")
-			out := make([]Value, len(s.vals), len(s.vals)+1)
-			copy(out, s.vals)
-			return mkTuple(append(out, a[1]))
-		},
-		"Head": func(n *builtinNode, a []Value) Value {
-			s := asSeq(a[0], n.p, "the argument of Head")
-			if len(s.vals) == 0 {
-				throw(n.p, "Head of the empty sequence")
-			}
-			return s.vals[0]
-		},
-		"Tail": func(n *builtinNode, a []Value) Value {
-			s := asSeq(a[0], n.p, "the argument of Tail")
-			if len(s.vals) == 0 {
-				throw(n.p, "Tail of the empty sequence")
-			}
-			return mkTuple(append([]Value(nil), s.vals[1:]...))
-		},
-		"SubSeq": func(n *builtinNode, a []Value) Value {
-			s := asSeq(a[0], n.p, "the first argument of SubSeq")
-			m, k := asInt(a[1], n.p, "the second argument of SubSeq"), asInt(a[2], n.p, "the third argument of SubSeq")
-			if m > k {
-				return emptyFunc
-			}
-			if m < 1 || k > int64(len(s.vals)) {
-				throw(n.p, "SubSeq(s, %d, %d) out of range for a sequence of length %d", m, k, len(s.vals))
-			}
-			return mkTuple(append([]Value(nil), s.vals[m-1:k]...))
-		},
-		"Seq": func(n *builtinNode, a []Value) Value {
-			return &seqSetV{base: a[0]}
-		},
-		"Cardinality": func(n *builtinNode, a []Value) Value {
-			if l, ok := a[0].(lazySet); ok {
-				if k := l.size(); k >= 0 {
-					return mkInt(k)
-				}
-			}
-			return mkInt(int64(len(asSet(a[0], n.p, "the argument of Cardinality").elems)))
-		},
-		"IsFiniteSet": func(n *builtinNode, a []Value) Value {
-			switch s := a[0].(type) {
-			case *setV:
-				return trueV
-			case lazySet:
-				_, inf := s.(*infSetV)
-				_, seq := s.(*seqSetV)
-				return Bool(!inf && !seq)
-			}
-			throw(n.p, "IsFiniteSet of %s", kindErr(a[0]))
-			return nil
-		},
-		"Permutations": func(n *builtinNode, a []Value) Value {
-			s := asSet(a[0], n.p, "the argument of Permutations")
-			return mkSet(permutations(s.elems))
-		},
-		"Print": func(n *builtinNode, a []Value) Value {
-			fmt.Fprintln(os.Stderr, a[0].String(), "", a[1].String())
-			return a[1]
-		},
-		"PrintT": func(n *builtinNode, a []Value) Value {
-			fmt.Fprintln(os.Stderr, a[0].String())
-			return trueV
-		},
-		"Assert": func(n *builtinNode, a []Value) Value {
-			if !asBool(a[0], n.p, "the first argument of Assert") {
-				throw(n.p, "Assert failed: %s", a[1].String())
-			}
-			return trueV
-		},
-		"ToString": func(n *builtinNode, a []Value) Value { return Str(a[0].String()) },
-	}
+func builtinAppend(n *builtinNode, a []Value) Value {
+	s := asSeq(a[0], n.p, "the first argument of Append")
+	out := make([]Value, len(s.vals), len(s.vals)+1)
+	copy(out, s.vals)
+	return mkTuple(append(out, a[1]))
 }
+
+func builtinHead(n *builtinNode, a []Value) Value {
+	s := asSeq(a[0], n.p, "the argument of Head")
+	if len(s.vals) == 0 {
+		throw(n.p, "Head of the empty sequence")
+	}
+	return s.vals[0]
+}
+
+func builtinTail(n *builtinNode, a []Value) Value {
+	s := asSeq(a[0], n.p, "the argument of Tail")
+	if len(s.vals) == 0 {
+		throw(n.p, "Tail of the empty sequence")
+	}
+	return mkTuple(append([]Value(nil), s.vals[1:]...))
+}
+
+func builtinSubSeq(n *builtinNode, a []Value) Value {
+	s := asSeq(a[0], n.p, "the first argument of SubSeq")
+	m, k := asInt(a[1], n.p, "the second argument of SubSeq"), asInt(a[2], n.p, "the third argument of SubSeq")
+	if m > k {
+		return emptyFunc
+	}
+	if m < 1 || k > int64(len(s.vals)) {
+		throw(n.p, "SubSeq(s, %d, %d) out of range for a sequence of length %d", m, k, len(s.vals))
+	}
+	return mkTuple(append([]Value(nil), s.vals[m-1:k]...))
+}
+
+func builtinSeq(n *builtinNode, a []Value) Value { return &seqSetV{base: a[0]} }
+
+// builtinCardinality counts a lazy set without enumerating it when it can.
+func builtinCardinality(n *builtinNode, a []Value) Value {
+	if l, ok := a[0].(lazySet); ok {
+		if k := l.size(); k >= 0 {
+			return mkInt(k)
+		}
+	}
+	return mkInt(int64(len(asSet(a[0], n.p, "the argument of Cardinality").elems)))
+}
+
+func builtinIsFiniteSet(n *builtinNode, a []Value) Value {
+	switch s := a[0].(type) {
+	case *setV:
+		return trueV
+	case lazySet:
+		_, inf := s.(*infSetV)
+		_, seq := s.(*seqSetV)
+		return Bool(!inf && !seq)
+	}
+	throw(n.p, "IsFiniteSet of %s", kindErr(a[0]))
+	return nil
+}
+
+func builtinPermutations(n *builtinNode, a []Value) Value {
+	s := asSet(a[0], n.p, "the argument of Permutations")
+	return mkSet(permutations(s.elems))
+}
+
+func builtinPrint(n *builtinNode, a []Value) Value {
+	fmt.Fprintln(os.Stderr, a[0].String(), "", a[1].String())
+	return a[1]
+}
+
+func builtinPrintT(n *builtinNode, a []Value) Value {
+	fmt.Fprintln(os.Stderr, a[0].String())
+	return trueV
+}
+
+func builtinAssert(n *builtinNode, a []Value) Value {
+	if !asBool(a[0], n.p, "the first argument of Assert") {
+		throw(n.p, "Assert failed: %s", a[1].String())
+	}
+	return trueV
+}
+
+func builtinToString(n *builtinNode, a []Value) Value { return Str(a[0].String()) }
 
 // permutations returns every bijection of elems onto itself, as functions.
 func permutations(elems []Value) []Value {

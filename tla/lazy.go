@@ -13,12 +13,23 @@ type lazySet interface {
 	size() int64 // -1 when infinite or unknown
 }
 
+// memoSet keeps a finite lazy set's enumeration once it is built.
+type memoSet struct{ memo *setV }
+
+// enumOnce returns the enumeration, building it with build the first time.
+func (m *memoSet) enumOnce(build func() *setV) *setV {
+	if m.memo == nil {
+		m.memo = build()
+	}
+	return m.memo
+}
+
 // setLimit bounds the elements of an enumerated lazy set.
 const setLimit = 10_000_000
 
 type intervalV struct {
 	valBase
-	memo   *setV
+	memoSet
 	lo, hi int64
 }
 
@@ -29,19 +40,19 @@ type infSetV struct {
 
 type powerSetV struct {
 	valBase
-	memo *setV
+	memoSet
 	base *setV
 }
 
 type funcSetV struct {
 	valBase
-	memo     *setV
+	memoSet
 	dom, rng Value
 }
 
 type recSetV struct {
 	valBase
-	memo  *setV
+	memoSet
 	names []string // sorted
 	sets  []Value
 }
@@ -53,7 +64,7 @@ type seqSetV struct {
 
 type crossV struct {
 	valBase
-	memo *setV
+	memoSet
 	sets []Value
 }
 
@@ -149,13 +160,7 @@ func tooBig(v Value) {
 	throw(Pos{}, "cannot enumerate the set %s: infinite or more than %d elements", v.String(), setLimit)
 }
 
-func (v *intervalV) enum() *setV {
-	if v.memo != nil {
-		return v.memo
-	}
-	v.memo = v.enum0()
-	return v.memo
-}
+func (v *intervalV) enum() *setV { return v.enumOnce(v.enum0) }
 
 func (v *intervalV) enum0() *setV {
 	n := v.size()
@@ -172,13 +177,7 @@ func (v *intervalV) enum0() *setV {
 func (v *infSetV) enum() *setV { tooBig(v); return nil }
 func (v *seqSetV) enum() *setV { tooBig(v); return nil }
 
-func (v *powerSetV) enum() *setV {
-	if v.memo != nil {
-		return v.memo
-	}
-	v.memo = v.enum0()
-	return v.memo
-}
+func (v *powerSetV) enum() *setV { return v.enumOnce(v.enum0) }
 
 func (v *powerSetV) enum0() *setV {
 	n := v.size()
@@ -198,13 +197,7 @@ func (v *powerSetV) enum0() *setV {
 	return mkSet(out)
 }
 
-func (v *funcSetV) enum() *setV {
-	if v.memo != nil {
-		return v.memo
-	}
-	v.memo = v.enum0()
-	return v.memo
-}
+func (v *funcSetV) enum() *setV { return v.enumOnce(v.enum0) }
 
 func (v *funcSetV) enum0() *setV {
 	if v.size() < 0 {
@@ -239,13 +232,7 @@ func (v *funcSetV) enum0() *setV {
 	return mkSet(out)
 }
 
-func (v *recSetV) enum() *setV {
-	if v.memo != nil {
-		return v.memo
-	}
-	v.memo = v.enum0()
-	return v.memo
-}
+func (v *recSetV) enum() *setV { return v.enumOnce(v.enum0) }
 
 func (v *recSetV) enum0() *setV {
 	return mkSet(product(v.sets, func(vals []Value) Value {
@@ -257,13 +244,7 @@ func (v *recSetV) enum0() *setV {
 	}, v))
 }
 
-func (v *crossV) enum() *setV {
-	if v.memo != nil {
-		return v.memo
-	}
-	v.memo = v.enum0()
-	return v.memo
-}
+func (v *crossV) enum() *setV { return v.enumOnce(v.enum0) }
 
 func (v *crossV) enum0() *setV {
 	return mkSet(product(v.sets, func(vals []Value) Value { return mkTuple(vals) }, v))

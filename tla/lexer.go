@@ -144,120 +144,25 @@ func (lx *lexer) emit(k tokKind, text string, p Pos) {
 	lx.toks = append(lx.toks, token{kind: k, text: text, pos: p})
 }
 
+// next lexes one token at lx.i (which is not blank).
 func (lx *lexer) next() error {
 	p := Pos{lx.line, lx.col}
 	rest := lx.src[lx.i:]
 	c := rest[0]
-	// separator and end lines
-	if strings.HasPrefix(rest, "----") {
-		n := 0
-		for n < len(rest) && rest[n] == '-' {
-			n++
-		}
-		lx.advance(n)
-		lx.emit(tSep, "----", p)
+	switch {
+	case strings.HasPrefix(rest, "----"):
+		lx.rule(rest, '-', tSep, p)
 		return nil
-	}
-	if strings.HasPrefix(rest, "====") {
-		n := 0
-		for n < len(rest) && rest[n] == '=' {
-			n++
-		}
-		lx.advance(n)
-		lx.emit(tEnd, "====", p)
+	case strings.HasPrefix(rest, "===="):
+		lx.rule(rest, '=', tEnd, p)
 		return nil
-	}
-	if isLetter(c) || isDigit(c) {
-		n := 0
-		for n < len(rest) && (isLetter(rest[n]) || isDigit(rest[n])) {
-			n++
-		}
-		word := rest[:n]
-		if strings.HasPrefix(word, "WF_") || strings.HasPrefix(word, "SF_") {
-			lx.advance(3)
-			lx.emit(tFair, word[:3], p)
-			return nil
-		}
-		allDigits := true
-		for i := 0; i < n; i++ {
-			if !isDigit(word[i]) {
-				allDigits = false
-				break
-			}
-		}
-		lx.advance(n)
-		switch {
-		case allDigits:
-			lx.emit(tNum, word, p)
-		case keywords[word]:
-			lx.emit(tKw, word, p)
-		default:
-			lx.emit(tIdent, word, p)
-		}
+	case isLetter(c) || isDigit(c):
+		lx.word(rest, p)
 		return nil
-	}
-	if c == '"' {
-		var b strings.Builder
-		j := 1
-		for {
-			if j >= len(rest) || rest[j] == '\n' {
-				return errAt(ErrParse, p, "unterminated string literal")
-			}
-			if rest[j] == '"' {
-				j++
-				break
-			}
-			if rest[j] == '\\' && j+1 < len(rest) {
-				switch rest[j+1] {
-				case 'n':
-					b.WriteByte('\n')
-				case 't':
-					b.WriteByte('\t')
-				case 'r':
-					b.WriteByte('\r')
-				case 'f':
-					b.WriteByte('\f')
-				case '"', '\\':
-					b.WriteByte(rest[j+1])
-				default:
-					return errAt(ErrParse, p, "unknown escape \\%c in string", rest[j+1])
-				}
-				j += 2
-				continue
-			}
-			b.WriteByte(rest[j])
-			j++
-		}
-		lx.advance(j)
-		lx.emit(tStr, b.String(), p)
-		return nil
-	}
-	if c == '\\' {
-		// \* and \/ handled elsewhere; \in etc.
-		if strings.HasPrefix(rest, "\\/") {
-			lx.advance(2)
-			lx.emit(tOp, "\\/", p)
-			return nil
-		}
-		n := 1
-		for n < len(rest) && (isLetter(rest[n]) || isDigit(rest[n])) {
-			n++
-		}
-		w := rest[1:n]
-		if w == "" {
-			lx.advance(1)
-			lx.emit(tOp, "\\", p)
-			return nil
-		}
-		if !bsWords[w] {
-			if len(w) > 0 && (w[0] == 'b' || w[0] == 'o' || w[0] == 'h') && len(w) > 1 {
-				return errAt(ErrUnsupported, p, "number literal \\%s (binary/octal/hex) is not supported", w)
-			}
-			return errAt(ErrParse, p, "unknown operator \\%s", w)
-		}
-		lx.advance(n)
-		lx.emit(tOp, "\\"+w, p)
-		return nil
+	case c == '"':
+		return lx.str(rest, p)
+	case c == '\\':
+		return lx.backslash(rest, p)
 	}
 	for _, s := range punct {
 		if strings.HasPrefix(rest, s) {
@@ -268,4 +173,113 @@ func (lx *lexer) next() error {
 		}
 	}
 	return errAt(ErrParse, p, "unexpected character %q", c)
+}
+
+// rule lexes a separator (----...) or end (====...) line of any length as one
+// token whose text is its first four characters.
+func (lx *lexer) rule(rest string, ch byte, kind tokKind, p Pos) {
+	n := 0
+	for n < len(rest) && rest[n] == ch {
+		n++
+	}
+	lx.advance(n)
+	lx.emit(kind, rest[:4], p)
+}
+
+// word lexes a run of letters and digits: a number, a keyword, an identifier, or
+// the WF_/SF_ prefix of a fairness subscript.
+func (lx *lexer) word(rest string, p Pos) {
+	n := 0
+	for n < len(rest) && (isLetter(rest[n]) || isDigit(rest[n])) {
+		n++
+	}
+	word := rest[:n]
+	if strings.HasPrefix(word, "WF_") || strings.HasPrefix(word, "SF_") {
+		lx.advance(3)
+		lx.emit(tFair, word[:3], p)
+		return
+	}
+	allDigits := true
+	for i := 0; i < n; i++ {
+		if !isDigit(word[i]) {
+			allDigits = false
+			break
+		}
+	}
+	lx.advance(n)
+	switch {
+	case allDigits:
+		lx.emit(tNum, word, p)
+	case keywords[word]:
+		lx.emit(tKw, word, p)
+	default:
+		lx.emit(tIdent, word, p)
+	}
+}
+
+// str lexes a string literal, decoding its escapes.
+func (lx *lexer) str(rest string, p Pos) error {
+	var b strings.Builder
+	j := 1
+	for {
+		if j >= len(rest) || rest[j] == '\n' {
+			return errAt(ErrParse, p, "unterminated string literal")
+		}
+		if rest[j] == '"' {
+			j++
+			break
+		}
+		if rest[j] == '\\' && j+1 < len(rest) {
+			switch rest[j+1] {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case 'r':
+				b.WriteByte('\r')
+			case 'f':
+				b.WriteByte('\f')
+			case '"', '\\':
+				b.WriteByte(rest[j+1])
+			default:
+				return errAt(ErrParse, p, "unknown escape \\%c in string", rest[j+1])
+			}
+			j += 2
+			continue
+		}
+		b.WriteByte(rest[j])
+		j++
+	}
+	lx.advance(j)
+	lx.emit(tStr, b.String(), p)
+	return nil
+}
+
+// backslash lexes \/, a backslash word (\in, \cup, ...) or a lone backslash (set
+// difference); \* comments are skipped before.
+func (lx *lexer) backslash(rest string, p Pos) error {
+	if strings.HasPrefix(rest, "\\/") {
+		lx.advance(2)
+		lx.emit(tOp, "\\/", p)
+		return nil
+	}
+	n := 1
+	for n < len(rest) && (isLetter(rest[n]) || isDigit(rest[n])) {
+		n++
+	}
+	w := rest[1:n]
+	if w == "" {
+		lx.advance(1)
+		lx.emit(tOp, "\\", p)
+		return nil
+	}
+	if !bsWords[w] {
+		if len(w) > 0 && (w[0] == 'b' || w[0] == 'o' || w[0] == 'h') && len(w) > 1 {
+			return errAt(ErrUnsupported, p, "number literal \\%s (binary/octal/hex) is not supported", w)
+		}
+		return errAt(ErrParse, p, "unknown operator \\%s", w)
+	}
+	lx.advance(n)
+	lx.emit(tOp, "\\"+w, p)
+	return nil
 }

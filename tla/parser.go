@@ -104,8 +104,19 @@ var proofWords = map[string]bool{"PROOF": true, "BY": true, "OBVIOUS": true, "OM
 	"USE": true, "HIDE": true, "DEFINE": true, "PICK": true, "HAVE": true, "TAKE": true,
 	"WITNESS": true, "SUFFICES": true}
 
+// module parses a whole module: its header, then unit by unit up to ====.
 func (p *parser) module() *module {
-	// Skip text before the module header.
+	m := &module{name: p.header()}
+	recursive := map[string]bool{}
+	for {
+		if end := p.unit(m, recursive); end {
+			return m
+		}
+	}
+}
+
+// header skips the text before ---- MODULE Name ---- and returns Name.
+func (p *parser) header() string {
 	for {
 		t := p.raw()
 		if t.kind == tEOF {
@@ -117,98 +128,125 @@ func (p *parser) module() *module {
 		p.i++
 	}
 	p.i += 2
-	m := &module{name: p.expectIdent().text}
+	name := p.expectIdent().text
 	if p.raw().kind != tSep {
 		p.fail(ErrParse, p.raw().pos, "expected ---- after the module name")
 	}
 	p.i++
-	recursive := map[string]bool{}
-	for {
-		t := p.raw()
-		switch {
-		case t.kind == tEnd:
-			return m
-		case t.kind == tEOF:
-			p.fail(ErrParse, t.pos, "module %s has no ==== end line", m.name)
-		case t.kind == tSep:
-			if p.toks[p.i+1].kind == tKw && p.toks[p.i+1].text == "MODULE" {
-				p.fail(ErrUnsupported, t.pos, "nested MODULE is not supported")
-			}
-			p.i++
-		case t.kind == tKw && t.text == "EXTENDS":
-			p.i++
-			for {
-				m.extends = append(m.extends, p.expectIdent().text)
-				if !p.is(",") {
-					break
-				}
-				p.i++
-			}
-		case t.kind == tKw && (t.text == "CONSTANT" || t.text == "CONSTANTS" || t.text == "VARIABLE" || t.text == "VARIABLES"):
-			p.i++
-			for {
-				id := p.expectIdent()
-				if p.is("(") {
-					p.fail(ErrUnsupported, id.pos, "operator constant %s(...) is not supported", id.text)
-				}
-				if t.text[0] == 'C' {
-					m.constants = append(m.constants, ident{id.pos, id.text})
-				} else {
-					m.variables = append(m.variables, ident{id.pos, id.text})
-				}
-				if !p.is(",") {
-					break
-				}
-				p.i++
-			}
-		case t.kind == tKw && (t.text == "ASSUME" || t.text == "ASSUMPTION" || t.text == "AXIOM"):
-			p.i++
-			if p.raw().kind == tIdent && p.toks[p.i+1].text == "==" {
-				p.i += 2
-			}
-			m.assumes = append(m.assumes, p.expr())
-		case t.kind == tKw && (t.text == "THEOREM" || t.text == "LEMMA" || t.text == "PROPOSITION" || t.text == "COROLLARY"):
-			p.i++
-			if p.raw().kind == tIdent && p.toks[p.i+1].text == "==" {
-				p.i += 2
-			}
-			p.expr() // theorems are not model-checked; they are parsed and ignored
-			if r := p.raw(); r.kind == tKw && proofWords[r.text] || r.kind == tOp && r.text == "<" {
-				p.fail(ErrUnsupported, r.pos, "proofs (%s) are not supported; keep TLAPS proofs in spec/tlaps/", r.text)
-			}
-		case t.kind == tKw && t.text == "RECURSIVE":
-			p.i++
-			for {
-				id := p.expectIdent()
-				recursive[id.text] = true
-				if p.is("(") {
-					for !p.is(")") && p.peek().kind != tEOF {
-						p.i++
-					}
-					p.expect(")")
-				}
-				if !p.is(",") {
-					break
-				}
-				p.i++
-			}
-		case t.kind == tKw && t.text == "LOCAL":
-			p.i++
-		case t.kind == tKw && t.text == "INSTANCE":
-			p.fail(ErrUnsupported, t.pos, "INSTANCE is not supported")
-		case t.kind == tKw && proofWords[t.text]:
-			p.fail(ErrUnsupported, t.pos, "proofs (%s) are not supported; keep TLAPS proofs in spec/tlaps/", t.text)
-		case t.kind == tIdent:
-			d := p.definition()
-			d.recursive = recursive[d.name]
-			m.defs = append(m.defs, d)
-		default:
-			if t.kind == tOp && (t.text == "~" || t.text == "-") || t.kind == tIdent {
-				p.fail(ErrUnsupported, t.pos, "user-defined prefix operator definitions are not supported")
-			}
-			p.fail(ErrParse, t.pos, "unexpected %s at module level", describe(t))
+	return name
+}
+
+// unit parses one module-level unit into m (RECURSIVE names into recursive); end
+// is true at the module's ==== line.
+func (p *parser) unit(m *module, recursive map[string]bool) (end bool) {
+	t := p.raw()
+	switch {
+	case t.kind == tEnd:
+		return true
+	case t.kind == tEOF:
+		p.fail(ErrParse, t.pos, "module %s has no ==== end line", m.name)
+	case t.kind == tSep:
+		if p.toks[p.i+1].kind == tKw && p.toks[p.i+1].text == "MODULE" {
+			p.fail(ErrUnsupported, t.pos, "nested MODULE is not supported")
 		}
+		p.i++
+	case t.kind == tKw && t.text == "EXTENDS":
+		p.i++
+		p.commaList(func() { m.extends = append(m.extends, p.expectIdent().text) })
+	case t.kind == tKw && (t.text == "CONSTANT" || t.text == "CONSTANTS" || t.text == "VARIABLE" || t.text == "VARIABLES"):
+		p.i++
+		p.declarations(m, t.text[0] == 'C')
+	case t.kind == tKw && (t.text == "ASSUME" || t.text == "ASSUMPTION" || t.text == "AXIOM"):
+		p.i++
+		p.skipUnitName()
+		m.assumes = append(m.assumes, p.expr())
+	case t.kind == tKw && (t.text == "THEOREM" || t.text == "LEMMA" || t.text == "PROPOSITION" || t.text == "COROLLARY"):
+		p.i++
+		p.theorem()
+	case t.kind == tKw && t.text == "RECURSIVE":
+		p.i++
+		p.recursiveDecls(recursive)
+	case t.kind == tKw && t.text == "LOCAL":
+		p.i++
+	case t.kind == tKw && t.text == "INSTANCE":
+		p.fail(ErrUnsupported, t.pos, "INSTANCE is not supported")
+	case t.kind == tKw && proofWords[t.text]:
+		p.fail(ErrUnsupported, t.pos, "proofs (%s) are not supported; keep TLAPS proofs in spec/tlaps/", t.text)
+	case t.kind == tIdent:
+		d := p.definition()
+		d.recursive = recursive[d.name]
+		m.defs = append(m.defs, d)
+	default:
+		if t.kind == tOp && (t.text == "~" || t.text == "-") || t.kind == tIdent {
+			p.fail(ErrUnsupported, t.pos, "user-defined prefix operator definitions are not supported")
+		}
+		p.fail(ErrParse, t.pos, "unexpected %s at module level", describe(t))
 	}
+	return false
+}
+
+// commaList calls item for each element of a comma-separated list (at least one).
+func (p *parser) commaList(item func()) {
+	for {
+		item()
+		if !p.is(",") {
+			return
+		}
+		p.i++
+	}
+}
+
+// exprList parses e1, e2, ... (at least one expression).
+func (p *parser) exprList() []expr {
+	var out []expr
+	p.commaList(func() { out = append(out, p.expr()) })
+	return out
+}
+
+// declarations parses the names of CONSTANTS (constants true) or VARIABLES.
+func (p *parser) declarations(m *module, constants bool) {
+	p.commaList(func() {
+		id := p.expectIdent()
+		if p.is("(") {
+			p.fail(ErrUnsupported, id.pos, "operator constant %s(...) is not supported", id.text)
+		}
+		if constants {
+			m.constants = append(m.constants, ident{id.pos, id.text})
+		} else {
+			m.variables = append(m.variables, ident{id.pos, id.text})
+		}
+	})
+}
+
+// skipUnitName skips the Name == of ASSUME Name == e or THEOREM Name == e.
+func (p *parser) skipUnitName() {
+	if p.raw().kind == tIdent && p.toks[p.i+1].text == "==" {
+		p.i += 2
+	}
+}
+
+// theorem parses and drops a theorem (theorems are not model-checked) and rejects
+// its proof.
+func (p *parser) theorem() {
+	p.skipUnitName()
+	p.expr()
+	if r := p.raw(); r.kind == tKw && proofWords[r.text] || r.kind == tOp && r.text == "<" {
+		p.fail(ErrUnsupported, r.pos, "proofs (%s) are not supported; keep TLAPS proofs in spec/tlaps/", r.text)
+	}
+}
+
+// recursiveDecls parses RECURSIVE Op(_, _), ... into recursive.
+func (p *parser) recursiveDecls(recursive map[string]bool) {
+	p.commaList(func() {
+		id := p.expectIdent()
+		recursive[id.text] = true
+		if p.is("(") {
+			for !p.is(")") && p.peek().kind != tEOF {
+				p.i++
+			}
+			p.expect(")")
+		}
+	})
 }
 
 // definition parses Name == e, Name(a, b) == e, or f[x \in S] == e.
@@ -219,17 +257,13 @@ func (p *parser) definition() *def {
 	case p.is("=="):
 	case p.is("("):
 		p.i++
-		for {
+		p.commaList(func() {
 			a := p.expectIdent()
 			if p.is("(") {
 				p.fail(ErrUnsupported, a.pos, "higher-order operator parameter %s(...) is not supported", a.text)
 			}
 			d.params = append(d.params, a.text)
-			if !p.is(",") {
-				break
-			}
-			p.i++
-		}
+		})
 		p.expect(")")
 	case p.is("["):
 		p.i++
@@ -395,14 +429,7 @@ func (p *parser) postfix(e expr) expr {
 			e = &eOp{p: t.pos, op: "'", args: []expr{e}}
 		case "[":
 			p.i++
-			var args []expr
-			for {
-				args = append(args, p.expr())
-				if !p.is(",") {
-					break
-				}
-				p.i++
-			}
+			args := p.exprList()
 			p.expect("]")
 			e = &eFuncApp{p: t.pos, f: e, args: args}
 		case ".":
@@ -436,26 +463,7 @@ func (p *parser) primary() expr {
 		return &eStr{p: t.pos, s: t.text}
 	case tIdent:
 		p.i++
-		if p.is("(") {
-			p.i++
-			var args []expr
-			for {
-				args = append(args, p.expr())
-				if !p.is(",") {
-					break
-				}
-				p.i++
-			}
-			p.expect(")")
-			if p.is("!") {
-				p.fail(ErrUnsupported, p.peek().pos, "module instance reference (!) is not supported")
-			}
-			return &eApply{p: t.pos, name: t.text, args: args}
-		}
-		if p.is("!") {
-			p.fail(ErrUnsupported, p.peek().pos, "module instance reference (!) is not supported")
-		}
-		return &eIdent{p: t.pos, name: t.text}
+		return p.nameOrApply(t)
 	case tFair:
 		p.i++
 		sub := p.subscript()
@@ -464,116 +472,155 @@ func (p *parser) primary() expr {
 		p.expect(")")
 		return &eFair{p: t.pos, strong: t.text == "SF_", sub: sub, act: act}
 	case tKw:
-		switch t.text {
-		case "TRUE", "FALSE":
-			p.i++
-			return &eBool{p: t.pos, b: t.text == "TRUE"}
-		case "BOOLEAN", "STRING":
-			p.i++
-			return &eIdent{p: t.pos, name: t.text}
-		case "IF":
-			p.i++
-			c := p.expr()
-			p.expect("THEN")
-			a := p.expr()
-			p.expect("ELSE")
-			b := p.expr()
-			return &eIf{p: t.pos, c: c, t: a, e: b}
-		case "CASE":
-			p.i++
-			ce := &eCase{p: t.pos}
-			for {
-				if p.is("OTHER") {
-					p.i++
-					p.expect("->")
-					ce.other = p.expr()
-					break
-				}
-				c := p.expr()
-				p.expect("->")
-				v := p.expr()
-				ce.arms = append(ce.arms, caseArm{c, v})
-				if !p.is("[]") {
-					break
-				}
-				p.i++
-			}
-			return ce
-		case "LET":
-			p.i++
-			le := &eLet{p: t.pos}
-			for !p.is("IN") {
-				r := p.peek()
-				if r.kind == tKw && r.text == "RECURSIVE" {
-					p.fail(ErrUnsupported, r.pos, "RECURSIVE inside LET is not supported")
-				}
-				if r.kind != tIdent {
-					p.fail(ErrParse, r.pos, "expected a definition or IN in LET, found %s", describe(r))
-				}
-				le.defs = append(le.defs, p.definition())
-			}
-			p.i++
-			le.body = p.expr()
-			return le
-		case "CHOOSE":
-			p.i++
-			b := p.binds()
-			p.expect(":")
-			return &eQuant{p: t.pos, kind: "CHOOSE", binds: b, body: p.expr()}
-		case "LAMBDA":
-			p.fail(ErrUnsupported, t.pos, "LAMBDA is not supported")
-		case "INSTANCE":
-			p.fail(ErrUnsupported, t.pos, "INSTANCE is not supported")
-		}
-		p.fail(ErrParse, t.pos, "unexpected %s", t.text)
+		return p.keywordExpr(t)
 	case tOp:
-		switch t.text {
-		case "(":
-			p.i++
-			e := p.expr()
-			p.expect(")")
-			return e
-		case "/\\", "\\/", "\\land", "\\lor":
-			return p.bullets()
-		case "\\A", "\\E":
-			p.i++
-			b := p.binds()
-			p.expect(":")
-			return &eQuant{p: t.pos, kind: t.text, binds: b, body: p.expr()}
-		case "\\AA", "\\EE":
-			p.fail(ErrUnsupported, t.pos, "temporal quantifier %s is not supported", t.text)
-		case "@":
-			p.i++
-			return &eAt{p: t.pos}
-		case "{":
-			return p.braces()
-		case "[":
-			return p.brackets()
-		case "<<":
-			p.i++
-			var elems []expr
-			if !p.is(">>") && !p.is(">>_") {
-				for {
-					elems = append(elems, p.expr())
-					if !p.is(",") {
-						break
-					}
-					p.i++
-				}
-			}
-			if p.is(">>_") {
-				p.i++
-				if len(elems) != 1 {
-					p.fail(ErrParse, t.pos, "<<A>>_v takes one action")
-				}
-				return &eActSub{p: t.pos, angle: true, act: elems[0], sub: p.subscript()}
-			}
-			p.expect(">>")
-			return &eTuple{p: t.pos, elems: elems}
-		}
+		return p.operatorExpr(t)
 	}
 	p.fail(ErrParse, t.pos, "unexpected %s", describe(t))
 	return nil
+}
+
+// nameOrApply parses what follows the identifier t: a name, or Op(args).
+func (p *parser) nameOrApply(t token) expr {
+	if p.is("(") {
+		p.i++
+		args := p.exprList()
+		p.expect(")")
+		if p.is("!") {
+			p.fail(ErrUnsupported, p.peek().pos, "module instance reference (!) is not supported")
+		}
+		return &eApply{p: t.pos, name: t.text, args: args}
+	}
+	if p.is("!") {
+		p.fail(ErrUnsupported, p.peek().pos, "module instance reference (!) is not supported")
+	}
+	return &eIdent{p: t.pos, name: t.text}
+}
+
+// keywordExpr parses an expression that starts with the keyword t.
+func (p *parser) keywordExpr(t token) expr {
+	switch t.text {
+	case "TRUE", "FALSE":
+		p.i++
+		return &eBool{p: t.pos, b: t.text == "TRUE"}
+	case "BOOLEAN", "STRING":
+		p.i++
+		return &eIdent{p: t.pos, name: t.text}
+	case "IF":
+		p.i++
+		c := p.expr()
+		p.expect("THEN")
+		a := p.expr()
+		p.expect("ELSE")
+		b := p.expr()
+		return &eIf{p: t.pos, c: c, t: a, e: b}
+	case "CASE":
+		p.i++
+		return p.caseArms(t)
+	case "LET":
+		p.i++
+		return p.let(t)
+	case "CHOOSE":
+		p.i++
+		b := p.binds()
+		p.expect(":")
+		return &eQuant{p: t.pos, kind: "CHOOSE", binds: b, body: p.expr()}
+	case "LAMBDA":
+		p.fail(ErrUnsupported, t.pos, "LAMBDA is not supported")
+	case "INSTANCE":
+		p.fail(ErrUnsupported, t.pos, "INSTANCE is not supported")
+	}
+	p.fail(ErrParse, t.pos, "unexpected %s", t.text)
+	return nil
+}
+
+// caseArms parses the arms of CASE (t) up to OTHER or the last arm.
+func (p *parser) caseArms(t token) expr {
+	ce := &eCase{p: t.pos}
+	for {
+		if p.is("OTHER") {
+			p.i++
+			p.expect("->")
+			ce.other = p.expr()
+			break
+		}
+		c := p.expr()
+		p.expect("->")
+		v := p.expr()
+		ce.arms = append(ce.arms, caseArm{c, v})
+		if !p.is("[]") {
+			break
+		}
+		p.i++
+	}
+	return ce
+}
+
+// let parses the definitions and the body of LET (t) ... IN e.
+func (p *parser) let(t token) expr {
+	le := &eLet{p: t.pos}
+	for !p.is("IN") {
+		r := p.peek()
+		if r.kind == tKw && r.text == "RECURSIVE" {
+			p.fail(ErrUnsupported, r.pos, "RECURSIVE inside LET is not supported")
+		}
+		if r.kind != tIdent {
+			p.fail(ErrParse, r.pos, "expected a definition or IN in LET, found %s", describe(r))
+		}
+		le.defs = append(le.defs, p.definition())
+	}
+	p.i++
+	le.body = p.expr()
+	return le
+}
+
+// operatorExpr parses an expression that starts with the operator or bracket t.
+func (p *parser) operatorExpr(t token) expr {
+	switch t.text {
+	case "(":
+		p.i++
+		e := p.expr()
+		p.expect(")")
+		return e
+	case "/\\", "\\/", "\\land", "\\lor":
+		return p.bullets()
+	case "\\A", "\\E":
+		p.i++
+		b := p.binds()
+		p.expect(":")
+		return &eQuant{p: t.pos, kind: t.text, binds: b, body: p.expr()}
+	case "\\AA", "\\EE":
+		p.fail(ErrUnsupported, t.pos, "temporal quantifier %s is not supported", t.text)
+	case "@":
+		p.i++
+		return &eAt{p: t.pos}
+	case "{":
+		return p.braces()
+	case "[":
+		return p.brackets()
+	case "<<":
+		p.i++
+		return p.angle(t)
+	}
+	p.fail(ErrParse, t.pos, "unexpected %s", describe(t))
+	return nil
+}
+
+// angle parses what follows << (t): a tuple <<...>> or an action <<A>>_v.
+func (p *parser) angle(t token) expr {
+	var elems []expr
+	if !p.is(">>") && !p.is(">>_") {
+		elems = p.exprList()
+	}
+	if p.is(">>_") {
+		p.i++
+		if len(elems) != 1 {
+			p.fail(ErrParse, t.pos, "<<A>>_v takes one action")
+		}
+		return &eActSub{p: t.pos, angle: true, act: elems[0], sub: p.subscript()}
+	}
+	p.expect(">>")
+	return &eTuple{p: t.pos, elems: elems}
 }
 
 // subscript parses the v of [A]_v, <<A>>_v, WF_v(A): a name or a tuple.
@@ -585,14 +632,7 @@ func (p *parser) subscript() expr {
 	}
 	if p.is("<<") {
 		p.i++
-		var elems []expr
-		for {
-			elems = append(elems, p.expr())
-			if !p.is(",") {
-				break
-			}
-			p.i++
-		}
+		elems := p.exprList()
 		p.expect(">>")
 		return &eTuple{p: t.pos, elems: elems}
 	}
@@ -637,13 +677,7 @@ func (p *parser) binds() []binding {
 		if p.is("<<") {
 			p.i++
 			b.tuple = true
-			for {
-				b.names = append(b.names, p.expectIdent().text)
-				if !p.is(",") {
-					break
-				}
-				p.i++
-			}
+			p.commaList(func() { b.names = append(b.names, p.expectIdent().text) })
 			p.expect(">>")
 		} else {
 			for {
@@ -718,27 +752,7 @@ func (p *parser) brackets() expr {
 	open := p.expect("[")
 	t0, t1 := p.peek(), p.peekAt(1)
 	if t0.kind == tIdent && t1.kind == tOp && (t1.text == "|->" || t1.text == ":") {
-		rec := t1.text == "|->"
-		var names []string
-		var vals []expr
-		for {
-			names = append(names, p.expectIdent().text)
-			if rec {
-				p.expect("|->")
-			} else {
-				p.expect(":")
-			}
-			vals = append(vals, p.expr())
-			if !p.is(",") {
-				break
-			}
-			p.i++
-		}
-		p.expect("]")
-		if rec {
-			return &eRecord{p: open.pos, names: names, vals: vals}
-		}
-		return &eRecSet{p: open.pos, names: names, sets: vals}
+		return p.record(open, t1.text == "|->")
 	}
 	// [x \in S, y \in T |-> e]
 	if t0.kind == tIdent || (t0.kind == tOp && t0.text == "<<") {
@@ -760,54 +774,75 @@ func (p *parser) brackets() expr {
 		return &eFuncSet{p: open.pos, dom: e, rng: rng}
 	case p.is("EXCEPT"):
 		p.i++
-		ex := &eExcept{p: open.pos, f: e}
-		for {
-			p.expect("!")
-			var spec exceptSpec
-			for {
-				if p.is(".") {
-					p.i++
-					f := p.next()
-					spec.path = append(spec.path, pathElem{field: f.text})
-				} else if p.is("[") {
-					bp := p.next().pos
-					var args []expr
-					for {
-						args = append(args, p.expr())
-						if !p.is(",") {
-							break
-						}
-						p.i++
-					}
-					p.expect("]")
-					idx := args[0]
-					if len(args) > 1 {
-						idx = &eTuple{p: bp, elems: args}
-					}
-					spec.path = append(spec.path, pathElem{idx: idx})
-				} else {
-					break
-				}
-			}
-			if len(spec.path) == 0 {
-				p.fail(ErrParse, p.peek().pos, "expected ![...] or !.field in EXCEPT")
-			}
-			p.expect("=")
-			spec.val = p.expr()
-			ex.specs = append(ex.specs, spec)
-			if !p.is(",") {
-				break
-			}
-			p.i++
-		}
-		p.expect("]")
-		return ex
+		return p.except(open, e)
 	case p.is("]_"):
 		p.i++
 		return &eActSub{p: open.pos, act: e, sub: p.subscript()}
 	}
 	p.fail(ErrParse, p.peek().pos, "expected ->, EXCEPT, |-> or ]_ in [...], found %s", describe(p.peek()))
 	return nil
+}
+
+// record parses the fields of a record [a |-> e, ...] (rec) or of a record set
+// [a : S, ...], after the opening bracket open.
+func (p *parser) record(open token, rec bool) expr {
+	var names []string
+	var vals []expr
+	p.commaList(func() {
+		names = append(names, p.expectIdent().text)
+		if rec {
+			p.expect("|->")
+		} else {
+			p.expect(":")
+		}
+		vals = append(vals, p.expr())
+	})
+	p.expect("]")
+	if rec {
+		return &eRecord{p: open.pos, names: names, vals: vals}
+	}
+	return &eRecSet{p: open.pos, names: names, sets: vals}
+}
+
+// except parses the ![...] = e, ... updates of [f EXCEPT ...] and the closing bracket.
+func (p *parser) except(open token, f expr) expr {
+	ex := &eExcept{p: open.pos, f: f}
+	p.commaList(func() {
+		p.expect("!")
+		spec := exceptSpec{path: p.exceptPath()}
+		p.expect("=")
+		spec.val = p.expr()
+		ex.specs = append(ex.specs, spec)
+	})
+	p.expect("]")
+	return ex
+}
+
+// exceptPath parses the .field and [index] steps after ! in EXCEPT (at least one).
+func (p *parser) exceptPath() []pathElem {
+	var path []pathElem
+	for {
+		switch {
+		case p.is("."):
+			p.i++
+			f := p.next()
+			path = append(path, pathElem{field: f.text})
+		case p.is("["):
+			bp := p.next().pos
+			args := p.exprList()
+			p.expect("]")
+			idx := args[0]
+			if len(args) > 1 {
+				idx = &eTuple{p: bp, elems: args}
+			}
+			path = append(path, pathElem{idx: idx})
+		default:
+			if len(path) == 0 {
+				p.fail(ErrParse, p.peek().pos, "expected ![...] or !.field in EXCEPT")
+			}
+			return path
+		}
+	}
 }
 
 // tryBinds parses bindings without failing; ok is false when the tokens are not bindings.

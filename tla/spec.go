@@ -68,36 +68,66 @@ func load(tlaSrc, cfgSrc, tlaName, cfgName string) (*Spec, error) {
 	return s, nil
 }
 
+// build checks the module against the config and compiles what the checker runs:
+// the initial predicate, the next-state action, invariants, constraints, symmetry.
 func (s *Spec) build() (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			switch e := r.(type) {
-			case parseError:
-				err = e.err
-			case evalPanic:
-				err = e.err
-			default:
-				panic(r)
-			}
+	defer recoverCompile(&err)
+	s.comp = &compiler{mod: s.mod, defs: map[string]*opDef{}, consts: map[string]Value{}, substs: s.Config.Substs, vars: map[string]int{}, atSlot: -1}
+	steps := []func() error{
+		s.checkExtends, s.declareDefinitions, s.bindConstants, s.declareVariables,
+		s.checkAssumptions, s.bindBehaviour, s.bindProperties, s.buildSymmetry,
+	}
+	for _, step := range steps { // in this order, which decides the error reported first
+		if err := step(); err != nil {
+			return err
 		}
-	}()
-	mod, cfg := s.mod, s.Config
-	for _, m := range mod.extends {
+	}
+	return nil
+}
+
+// recoverCompile turns a compiler or evaluator panic into *err; other panics propagate.
+func recoverCompile(err *error) {
+	if r := recover(); r != nil {
+		switch e := r.(type) {
+		case parseError:
+			*err = e.err
+		case evalPanic:
+			*err = e.err
+		default:
+			panic(r)
+		}
+	}
+}
+
+// checkExtends rejects modules that EXTEND anything but the supported standard ones.
+func (s *Spec) checkExtends() error {
+	for _, m := range s.mod.extends {
 		if !stdModules[m] {
 			return errAt(ErrUnsupported, Pos{}, "EXTENDS %s: only Naturals, Integers, Sequences, FiniteSets and TLC are supported", m)
 		}
 	}
-	c := &compiler{mod: mod, defs: map[string]*opDef{}, consts: map[string]Value{}, substs: cfg.Substs, vars: map[string]int{}, atSlot: -1}
-	s.comp = c
-	declared := map[string]bool{}
-	for _, k := range mod.constants {
-		declared[k.name] = true
-	}
-	for _, d := range mod.defs {
+	return nil
+}
+
+// declareDefinitions registers every definition, uncompiled, under its name.
+func (s *Spec) declareDefinitions() error {
+	c := s.comp
+	for _, d := range s.mod.defs {
 		if _, dup := c.defs[d.name]; dup {
 			return errAt(ErrSemantic, d.p, "%s is defined twice", d.name)
 		}
 		c.defs[d.name] = &opDef{name: d.name, pos: d.p, nparams: len(d.params), ast: d}
+	}
+	return nil
+}
+
+// bindConstants gives each declared constant its config value or substitution,
+// and checks that the config names only what the module declares.
+func (s *Spec) bindConstants() error {
+	c, cfg, mod := s.comp, s.Config, s.mod
+	declared := map[string]bool{}
+	for _, k := range mod.constants {
+		declared[k.name] = true
 	}
 	for _, a := range cfg.Constants {
 		if !declared[a.Name] && c.defs[a.Name] == nil {
@@ -120,7 +150,13 @@ func (s *Spec) build() (err error) {
 			}
 		}
 	}
-	for i, v := range mod.variables {
+	return nil
+}
+
+// declareVariables numbers the variables in declaration order.
+func (s *Spec) declareVariables() error {
+	c := s.comp
+	for i, v := range s.mod.variables {
 		if _, dup := c.vars[v.name]; dup {
 			return errAt(ErrSemantic, v.p, "variable %s is declared twice", v.name)
 		}
@@ -128,8 +164,12 @@ func (s *Spec) build() (err error) {
 		s.vars = append(s.vars, v.name)
 	}
 	c.varNames = s.vars
-	// ASSUME
-	for _, a := range mod.assumes {
+	return nil
+}
+
+// checkAssumptions evaluates every ASSUME on the config's constants.
+func (s *Spec) checkAssumptions() error {
+	for _, a := range s.mod.assumes {
 		d := s.synth("ASSUME", a)
 		ok, err := s.evalConst(d)
 		if err != nil {
@@ -139,19 +179,27 @@ func (s *Spec) build() (err error) {
 			return errAt(ErrAssume, a.at(), "ASSUME evaluates to FALSE")
 		}
 	}
+	return nil
+}
+
+// bindBehaviour compiles the initial predicate and the next-state action, from
+// SPECIFICATION or from INIT and NEXT.
+func (s *Spec) bindBehaviour() (err error) {
+	cfg := s.Config
 	if cfg.Spec != "" {
-		if err := s.fromSpecification(cfg.Spec); err != nil {
-			return err
-		}
-	} else {
-		if s.init, err = s.named(cfg.Init, "INIT"); err != nil {
-			return err
-		}
-		if s.next, err = s.named(cfg.Next, "NEXT"); err != nil {
-			return err
-		}
+		return s.fromSpecification(cfg.Spec)
 	}
-	for _, n := range cfg.Invariants {
+	if s.init, err = s.named(cfg.Init, "INIT"); err != nil {
+		return err
+	}
+	s.next, err = s.named(cfg.Next, "NEXT")
+	return err
+}
+
+// bindProperties compiles the invariants (which must be state predicates) and the
+// state constraints.
+func (s *Spec) bindProperties() error {
+	for _, n := range s.Config.Invariants {
 		d, err := s.named(n, "INVARIANT")
 		if err != nil {
 			return err
@@ -161,17 +209,12 @@ func (s *Spec) build() (err error) {
 		}
 		s.invariants = append(s.invariants, d)
 	}
-	for _, n := range cfg.Constraints {
+	for _, n := range s.Config.Constraints {
 		d, err := s.named(n, "CONSTRAINT")
 		if err != nil {
 			return err
 		}
 		s.constraints = append(s.constraints, d)
-	}
-	if cfg.Symmetry != "" {
-		if err := s.buildSymmetry(cfg.Symmetry); err != nil {
-			return err
-		}
 	}
 	return nil
 }
@@ -202,18 +245,7 @@ func (s *Spec) named(name, what string) (*opDef, error) {
 
 // compile compiles d, turning the compiler's panics into errors.
 func (s *Spec) compile(d *opDef) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			switch e := r.(type) {
-			case parseError:
-				err = e.err
-			case evalPanic:
-				err = e.err
-			default:
-				panic(r)
-			}
-		}
-	}()
+	defer recoverCompile(&err)
 	s.comp.ensure(d)
 	return nil
 }
@@ -227,78 +259,86 @@ func (s *Spec) evalConst(d *opDef) (ok bool, err error) {
 // fromSpecification splits Spec == Init /\ [][Next]_vars /\ WF_vars(...) into the
 // initial predicate and the next-state action; fairness conjuncts are ignored (they
 // do not affect safety).
-func (s *Spec) fromSpecification(name string) error {
+func (s *Spec) fromSpecification(name string) (err error) {
 	d := s.comp.defs[name]
 	if d == nil {
 		return errAt(ErrConfig, Pos{}, "SPECIFICATION %s: no such definition", name)
 	}
 	d.temporal = true
-	var inits []expr
-	var next expr
-	var flatten func(e expr) error
-	flatten = func(e expr) error {
-		switch x := e.(type) {
-		case *eJunction:
-			if !x.and {
-				return errAt(ErrUnsupported, x.p, "SPECIFICATION %s: a disjunction of temporal formulas is not supported", name)
-			}
-			for _, it := range x.items {
-				if err := flatten(it); err != nil {
-					return err
-				}
-			}
-			return nil
-		case *eFair:
-			return nil
-		case *eOp:
-			if x.op == "[]" {
-				if as, ok := x.args[0].(*eActSub); ok && !as.angle {
-					if next != nil {
-						return errAt(ErrUnsupported, x.p, "SPECIFICATION %s has two [][A]_v conjuncts", name)
-					}
-					next = as.act
-					return nil
-				}
-			}
-			if x.op == "[]" || x.op == "<>" {
-				return errAt(ErrUnsupported, x.p, "SPECIFICATION %s: only Init /\\ [][Next]_vars (and WF_/SF_ fairness) is supported", name)
-			}
-		case *eIdent:
-			if dd := s.comp.defs[x.name]; dd != nil && len(dd.ast.params) == 0 && isTemporalExpr(dd.ast.body) {
-				return flatten(dd.ast.body)
-			}
-		}
-		inits = append(inits, e)
-		return nil
-	}
-	if err := flatten(d.ast.body); err != nil {
+	parts := &specParts{s: s, name: name}
+	if err := parts.add(d.ast.body); err != nil {
 		return err
 	}
-	if next == nil {
+	if parts.next == nil {
 		return errAt(ErrUnsupported, d.pos, "SPECIFICATION %s has no [][Next]_vars conjunct", name)
 	}
-	if len(inits) == 0 {
+	if len(parts.inits) == 0 {
 		return errAt(ErrUnsupported, d.pos, "SPECIFICATION %s has no initial predicate", name)
 	}
-	if id, ok := inits[0].(*eIdent); ok && len(inits) == 1 {
-		dd, err := s.named(id.name, "SPECIFICATION initial predicate")
-		if err != nil {
-			return err
-		}
-		s.init = dd
-	} else {
-		s.init = s.synth("Init", &eJunction{p: inits[0].at(), and: true, items: inits})
+	var init expr = &eJunction{p: parts.inits[0].at(), and: true, items: parts.inits}
+	if _, ok := parts.inits[0].(*eIdent); ok && len(parts.inits) == 1 {
+		init = parts.inits[0]
 	}
-	if id, ok := next.(*eIdent); ok {
-		dd, err := s.named(id.name, "SPECIFICATION next-state action")
-		if err != nil {
-			return err
-		}
-		s.next = dd
-	} else {
-		s.next = s.synth("Next", next)
+	if s.init, err = s.specOperator(init, "Init", "SPECIFICATION initial predicate"); err != nil {
+		return err
 	}
+	s.next, err = s.specOperator(parts.next, "Next", "SPECIFICATION next-state action")
+	return err
+}
+
+// specParts collects the conjuncts of a SPECIFICATION formula: the initial
+// predicate's and the A of [][A]_v.
+type specParts struct {
+	s     *Spec
+	name  string
+	inits []expr
+	next  expr
+}
+
+// add sorts the conjunct e, flattening conjunctions and temporal definitions.
+func (sp *specParts) add(e expr) error {
+	switch x := e.(type) {
+	case *eJunction:
+		if !x.and {
+			return errAt(ErrUnsupported, x.p, "SPECIFICATION %s: a disjunction of temporal formulas is not supported", sp.name)
+		}
+		for _, it := range x.items {
+			if err := sp.add(it); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *eFair:
+		return nil
+	case *eOp:
+		if x.op == "[]" {
+			if as, ok := x.args[0].(*eActSub); ok && !as.angle {
+				if sp.next != nil {
+					return errAt(ErrUnsupported, x.p, "SPECIFICATION %s has two [][A]_v conjuncts", sp.name)
+				}
+				sp.next = as.act
+				return nil
+			}
+		}
+		if x.op == "[]" || x.op == "<>" {
+			return errAt(ErrUnsupported, x.p, "SPECIFICATION %s: only Init /\\ [][Next]_vars (and WF_/SF_ fairness) is supported", sp.name)
+		}
+	case *eIdent:
+		if dd := sp.s.comp.defs[x.name]; dd != nil && len(dd.ast.params) == 0 && isTemporalExpr(dd.ast.body) {
+			return sp.add(dd.ast.body)
+		}
+	}
+	sp.inits = append(sp.inits, e)
 	return nil
+}
+
+// specOperator compiles part of a SPECIFICATION: the definition it names, or else
+// the expression itself as an operator called synthName.
+func (s *Spec) specOperator(e expr, synthName, what string) (*opDef, error) {
+	if id, ok := e.(*eIdent); ok {
+		return s.named(id.name, what)
+	}
+	return s.synth(synthName, e), nil
 }
 
 func isTemporalExpr(e expr) bool {
@@ -317,7 +357,13 @@ func isTemporalExpr(e expr) bool {
 	return false
 }
 
-func (s *Spec) buildSymmetry(name string) error {
+// buildSymmetry compiles the config's SYMMETRY, if any, into the permutations
+// other than the identity.
+func (s *Spec) buildSymmetry() error {
+	name := s.Config.Symmetry
+	if name == "" {
+		return nil
+	}
 	d, err := s.named(name, "SYMMETRY")
 	if err != nil {
 		return err

@@ -40,11 +40,7 @@ func (s *symEncoder) encode(buf []byte, v Value, m map[*modelV]*modelV, depth in
 		if len(x.elems) == 0 {
 			return encode(buf, x)
 		}
-		buf = append(buf, tagSet)
-		buf = binary.AppendUvarint(buf, uint64(len(x.elems)))
-		l := s.level(depth)
-		l.buf = l.buf[:0]
-		l.offs = append(l.offs[:0], 0)
+		buf, l := s.sortedLevel(buf, tagSet, len(x.elems), depth)
 		for _, el := range x.elems {
 			l.buf = s.encode(l.buf, el, m, depth+1)
 			l.offs = append(l.offs, len(l.buf))
@@ -62,11 +58,7 @@ func (s *symEncoder) encode(buf []byte, v Value, m map[*modelV]*modelV, depth in
 			}
 			return buf
 		}
-		buf = append(buf, tagFunc)
-		buf = binary.AppendUvarint(buf, uint64(len(x.keys)))
-		l := s.level(depth)
-		l.buf = l.buf[:0]
-		l.offs = append(l.offs[:0], 0)
+		buf, l := s.sortedLevel(buf, tagFunc, len(x.keys), depth)
 		for i, k := range x.keys {
 			l.buf = s.encode(l.buf, k, m, depth+1)
 			l.buf = s.encode(l.buf, x.vals[i], m, depth+1)
@@ -77,6 +69,17 @@ func (s *symEncoder) encode(buf []byte, v Value, m map[*modelV]*modelV, depth in
 		return s.encode(buf, x.enum(), m, depth)
 	}
 	return encode(buf, v)
+}
+
+// sortedLevel writes the tag and the count n of a set or function, and returns the
+// emptied scratch level of depth, in which its n parts are encoded to be sorted.
+func (s *symEncoder) sortedLevel(buf []byte, tag byte, n, depth int) ([]byte, *symLevel) {
+	buf = append(buf, tag)
+	buf = binary.AppendUvarint(buf, uint64(n))
+	l := s.level(depth)
+	l.buf = l.buf[:0]
+	l.offs = append(l.offs[:0], 0)
+	return buf, l
 }
 
 // appendSorted appends the parts recorded in l (buf split at offs) to out in byte

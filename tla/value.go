@@ -223,10 +223,17 @@ func (v *funcV) find(k Value) int {
 			}
 		}
 	}
-	lo, hi := 0, len(v.keys)
+	return indexOf(v.keys, k)
+}
+
+func (v *setV) contains(x Value) bool { return indexOf(v.elems, x) >= 0 }
+
+// indexOf returns the index of x in sorted (ordered by compare), or -1.
+func indexOf(sorted []Value, x Value) int {
+	lo, hi := 0, len(sorted)
 	for lo < hi {
 		m := (lo + hi) / 2
-		c := compare(v.keys[m], k)
+		c := compare(sorted[m], x)
 		if c == 0 {
 			return m
 		}
@@ -239,23 +246,6 @@ func (v *funcV) find(k Value) int {
 	return -1
 }
 
-func (v *setV) contains(x Value) bool {
-	lo, hi := 0, len(v.elems)
-	for lo < hi {
-		m := (lo + hi) / 2
-		c := compare(v.elems[m], x)
-		if c == 0 {
-			return true
-		}
-		if c < 0 {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return false
-}
-
 // mkSet sorts and deduplicates elems in place and wraps them.
 func mkSet(elems []Value) *setV {
 	if len(elems) == 0 {
@@ -264,14 +254,7 @@ func mkSet(elems []Value) *setV {
 	for i, e := range elems {
 		elems[i] = norm(e)
 	}
-	sorted := true
-	for i := 1; i < len(elems); i++ {
-		if compare(elems[i-1], elems[i]) >= 0 {
-			sorted = false
-			break
-		}
-	}
-	if !sorted {
+	if !strictlySorted(elems) {
 		sort.Slice(elems, func(i, j int) bool { return compare(elems[i], elems[j]) < 0 })
 		out := elems[:1]
 		for _, e := range elems[1:] {
@@ -282,6 +265,16 @@ func mkSet(elems []Value) *setV {
 		elems = out
 	}
 	return &setV{elems: elems}
+}
+
+// strictlySorted reports whether vs is in increasing compare order, without duplicates.
+func strictlySorted(vs []Value) bool {
+	for i := 1; i < len(vs); i++ {
+		if compare(vs[i-1], vs[i]) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 var tupleKeys sync.Map // int -> []Value, for n >= tupleKeysFixed
@@ -335,14 +328,7 @@ func mkFunc(keys, vals []Value) *funcV {
 		keys[i] = norm(keys[i])
 		vals[i] = norm(vals[i])
 	}
-	sorted := true
-	for i := 1; i < len(keys); i++ {
-		if compare(keys[i-1], keys[i]) >= 0 {
-			sorted = false
-			break
-		}
-	}
-	if !sorted {
+	if !strictlySorted(keys) {
 		idx := make([]int, len(keys))
 		for i := range idx {
 			idx[i] = i
@@ -421,34 +407,26 @@ func compare(a, b Value) int {
 		return strings.Compare(x.name, b.(*modelV).name)
 	case *funcV:
 		y := b.(*funcV)
-		if len(x.keys) != len(y.keys) {
-			if len(x.keys) < len(y.keys) {
-				return -1
-			}
-			return 1
+		if c := compareLists(x.keys, y.keys); c != 0 {
+			return c
 		}
-		for i := range x.keys {
-			if c := compare(x.keys[i], y.keys[i]); c != 0 {
-				return c
-			}
-		}
-		for i := range x.vals {
-			if c := compare(x.vals[i], y.vals[i]); c != 0 {
-				return c
-			}
-		}
-		return 0
+		return compareLists(x.vals, y.vals)
 	}
 	// sets, possibly lazy
-	xs, ys := norm(a).(*setV), norm(b).(*setV)
-	if len(xs.elems) != len(ys.elems) {
-		if len(xs.elems) < len(ys.elems) {
+	return compareLists(norm(a).(*setV).elems, norm(b).(*setV).elems)
+}
+
+// compareLists orders the shorter list first, then lists of one length
+// element by element.
+func compareLists(x, y []Value) int {
+	if len(x) != len(y) {
+		if len(x) < len(y) {
 			return -1
 		}
 		return 1
 	}
-	for i := range xs.elems {
-		if c := compare(xs.elems[i], ys.elems[i]); c != 0 {
+	for i := range x {
+		if c := compare(x[i], y[i]); c != 0 {
 			return c
 		}
 	}
@@ -506,29 +484,26 @@ func (v *strV) write(b *strings.Builder) {
 	}
 	b.WriteByte('"')
 }
-func (v *setV) write(b *strings.Builder) {
-	b.WriteByte('{')
-	for i, e := range v.elems {
+func (v *setV) write(b *strings.Builder) { writeList(b, "{", v.elems, "}") }
+
+// writeList writes open, the values separated by commas, and close.
+func writeList(b *strings.Builder, open string, vals []Value, close string) {
+	b.WriteString(open)
+	for i, e := range vals {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		e.write(b)
 	}
-	b.WriteByte('}')
+	b.WriteString(close)
 }
+
 func (v *funcV) write(b *strings.Builder) {
 	switch {
 	case len(v.keys) == 0:
 		b.WriteString("<<>>")
 	case isTupleKeys(v.keys):
-		b.WriteString("<<")
-		for i, e := range v.vals {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			e.write(b)
-		}
-		b.WriteString(">>")
+		writeList(b, "<<", v.vals, ">>")
 	case v.isRecord():
 		b.WriteByte('[')
 		for i, k := range v.keys {

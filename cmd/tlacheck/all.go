@@ -26,14 +26,18 @@ type cfgRun struct {
 	expect                 string
 }
 
+// configPattern is the glob of the configs -all checks: every one, or the quick ones.
+func configPattern(quick bool) string {
+	if quick {
+		return "*_quick.cfg"
+	}
+	return "*.cfg"
+}
+
 // findConfigs lists dir/*.cfg (or only *_quick.cfg), each with its module: the cfg
 // name up to the first '_' names the .tla file.
 func findConfigs(dir string, quick bool) ([]cfgRun, error) {
-	pattern := "*.cfg"
-	if quick {
-		pattern = "*_quick.cfg"
-	}
-	paths, err := filepath.Glob(filepath.Join(dir, pattern))
+	paths, err := filepath.Glob(filepath.Join(dir, configPattern(quick)))
 	if err != nil {
 		return nil, err
 	}
@@ -67,10 +71,7 @@ func runAll(dir string, quick bool, progress time.Duration, stdout io.Writer) in
 		fmt.Fprintf(stdout, "tla %s: error: %v\n", dir, err)
 		return exitUsage
 	}
-	what := "*.cfg"
-	if quick {
-		what = "*_quick.cfg"
-	}
+	what := configPattern(quick)
 	if len(runs) == 0 {
 		fmt.Fprintf(stdout, "tla %s: NO CONFIGS: %s/%s matches nothing, nothing was model-checked\n", dir, dir, what)
 		if os.Getenv("CI") == "true" {
@@ -78,57 +79,17 @@ func runAll(dir string, quick bool, progress time.Duration, stdout io.Writer) in
 		}
 		return exitOK
 	}
-	jar := os.Getenv("TLA2TOOLS_JAR")
-	java, javaErr := exec.LookPath("java")
-	compare := jar != "" && javaErr == nil
-	if _, err := os.Stat(jar); compare && err != nil {
-		compare = false
-	}
+	java, jar, compare := tlcTools()
 	failed := 0
 	var parts []string
 	var tlcParts []string
 	for _, r := range runs {
-		fmt.Fprintf(stdout, "== %s (%s)\n", r.name, r.cfgPath)
-		start := time.Now()
-		spec, err := tla.Load(r.tlaPath, r.cfgPath)
-		if err != nil {
-			fmt.Fprintf(stdout, "tla %s: error (exit %d): %v\n", r.name, exitCode(err), err)
+		res, part, ok := checkConfig(r, progress, stdout)
+		parts = append(parts, part)
+		if !ok {
 			failed++
-			parts = append(parts, r.name+" error")
-			continue
 		}
-		res, err := spec.Check(tla.Options{Progress: stdout, ProgressEvery: progress})
-		if err != nil {
-			fmt.Fprintf(stdout, "tla %s: error (exit %d): %v\n", r.name, exitCode(err), err)
-			failed++
-			parts = append(parts, r.name+" error")
-			continue
-		}
-		got := map[tla.Outcome]string{tla.OK: "ok", tla.Deadlock: "deadlock", tla.InvariantViolated: "violation"}[res.Outcome]
-		if res.Outcome != tla.OK {
-			if res.Outcome == tla.InvariantViolated {
-				fmt.Fprintf(stdout, "Error: Invariant %s is violated.\n", res.Invariant)
-			} else {
-				fmt.Fprintln(stdout, "Error: Deadlock reached.")
-			}
-			printTrace(stdout, res.Trace)
-		}
-		secs := time.Since(start).Seconds()
-		status := got
-		if got != r.expect {
-			status = fmt.Sprintf("FAILED (%s, expected %s)", got, r.expect)
-			failed++
-		} else if got != "ok" {
-			status = "expected " + got
-		}
-		if res.Outcome == tla.InvariantViolated {
-			status += " of " + res.Invariant
-		}
-		rate := float64(res.Distinct) / max(res.Duration.Seconds(), 1e-9)
-		fmt.Fprintf(stdout, "tla %s: %d generated, %d distinct, depth %d, %.1fs (%.0f distinct/s), %s\n",
-			r.name, res.Generated, res.Distinct, res.Depth, secs, rate, status)
-		parts = append(parts, fmt.Sprintf("%s %d/%d/%d %.1fs %s", r.name, res.Generated, res.Distinct, res.Depth, secs, status))
-		if compare {
+		if res != nil && compare {
 			line, ok := compareTLC(java, jar, r, res, stdout)
 			tlcParts = append(tlcParts, line)
 			if !ok {
@@ -153,6 +114,56 @@ func runAll(dir string, quick bool, progress time.Duration, stdout io.Writer) in
 		return exitSafety
 	}
 	return exitOK
+}
+
+// tlcTools returns java and the tla2tools.jar of TLA2TOOLS_JAR; ok is false when
+// either is missing, and then TLC is not run.
+func tlcTools() (java, jar string, ok bool) {
+	jar = os.Getenv("TLA2TOOLS_JAR")
+	java, err := exec.LookPath("java")
+	if jar == "" || err != nil {
+		return "", "", false
+	}
+	if _, err := os.Stat(jar); err != nil {
+		return "", "", false
+	}
+	return java, jar, true
+}
+
+// outcomeNames are the outcomes as a config's tlacheck-expect line spells them.
+var outcomeNames = map[tla.Outcome]string{tla.OK: "ok", tla.Deadlock: "deadlock", tla.InvariantViolated: "violation"}
+
+// checkConfig model-checks one config and prints its figures. It returns the result
+// (nil when the spec did not load or check), the config's part of the summary line,
+// and whether the outcome is the expected one.
+func checkConfig(r cfgRun, progress time.Duration, stdout io.Writer) (*tla.Result, string, bool) {
+	fmt.Fprintf(stdout, "== %s (%s)\n", r.name, r.cfgPath)
+	start := time.Now()
+	spec, err := tla.Load(r.tlaPath, r.cfgPath)
+	var res *tla.Result
+	if err == nil {
+		res, err = spec.Check(tla.Options{Progress: stdout, ProgressEvery: progress})
+	}
+	if err != nil {
+		fmt.Fprintf(stdout, "tla %s: error (exit %d): %v\n", r.name, exitCode(err), err)
+		return nil, r.name + " error", false
+	}
+	got := outcomeNames[res.Outcome]
+	printFailure(stdout, res)
+	secs := time.Since(start).Seconds()
+	status, ok := got, true
+	if got != r.expect {
+		status, ok = fmt.Sprintf("FAILED (%s, expected %s)", got, r.expect), false
+	} else if got != "ok" {
+		status = "expected " + got
+	}
+	if res.Outcome == tla.InvariantViolated {
+		status += " of " + res.Invariant
+	}
+	rate := float64(res.Distinct) / max(res.Duration.Seconds(), 1e-9)
+	fmt.Fprintf(stdout, "tla %s: %d generated, %d distinct, depth %d, %.1fs (%.0f distinct/s), %s\n",
+		r.name, res.Generated, res.Distinct, res.Depth, secs, rate, status)
+	return res, fmt.Sprintf("%s %d/%d/%d %.1fs %s", r.name, res.Generated, res.Distinct, res.Depth, secs, status), ok
 }
 
 var (

@@ -51,37 +51,49 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+// options are tlacheck's command-line flags.
+type options struct {
+	cfgPath, dump, indInv, typeOK, safety, label, all, cpuProfile string
+	noDeadlock, inductive, quick                                  bool
+	maxStates                                                     int
+	progress                                                      time.Duration
+}
+
+// newFlagSet declares tlacheck's flags, to be filled into o by Parse.
+func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("tlacheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "", "TLC config file (default: the .tla file with .cfg)")
-	noDeadlock := fs.Bool("deadlock", false, "do not check for deadlock (as TLC's -deadlock)")
-	dump := fs.String("dump-graph", "", "write the reachable state graph to this file (docs/tla-graph.md)")
-	maxStates := fs.Int("max-states", 0, "stop after this many distinct states (0: no limit)")
-	progress := fs.Duration("progress", 10*time.Second, "interval between progress lines")
-	inductive := fs.Bool("inductive", false, "check an inductive invariant instead of exploring (needs -indinv, -typeok)")
-	indInv := fs.String("indinv", "IndInv", "inductive invariant operator (with -inductive)")
-	typeOK := fs.String("typeok", "TypeOK", "type invariant: a conjunction of var \\in S generators (with -inductive)")
-	safety := fs.String("safety", "", "comma-separated safety operators implied by the inductive invariant (with -inductive)")
-	label := fs.String("label", "", "name for the summary line (default: module and config)")
-	all := fs.String("all", "", "check every DIR/*.cfg (module: the cfg name up to the first '_'), compare with TLC if TLA2TOOLS_JAR is set")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
-	quick := fs.Bool("quick", false, "with -all: only DIR/*_quick.cfg")
+	fs.StringVar(&o.cfgPath, "config", "", "TLC config file (default: the .tla file with .cfg)")
+	fs.BoolVar(&o.noDeadlock, "deadlock", false, "do not check for deadlock (as TLC's -deadlock)")
+	fs.StringVar(&o.dump, "dump-graph", "", "write the reachable state graph to this file (docs/tla-graph.md)")
+	fs.IntVar(&o.maxStates, "max-states", 0, "stop after this many distinct states (0: no limit)")
+	fs.DurationVar(&o.progress, "progress", 10*time.Second, "interval between progress lines")
+	fs.BoolVar(&o.inductive, "inductive", false, "check an inductive invariant instead of exploring (needs -indinv, -typeok)")
+	fs.StringVar(&o.indInv, "indinv", "IndInv", "inductive invariant operator (with -inductive)")
+	fs.StringVar(&o.typeOK, "typeok", "TypeOK", "type invariant: a conjunction of var \\in S generators (with -inductive)")
+	fs.StringVar(&o.safety, "safety", "", "comma-separated safety operators implied by the inductive invariant (with -inductive)")
+	fs.StringVar(&o.label, "label", "", "name for the summary line (default: module and config)")
+	fs.StringVar(&o.all, "all", "", "check every DIR/*.cfg (module: the cfg name up to the first '_'), compare with TLC if TLA2TOOLS_JAR is set")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
+	fs.BoolVar(&o.quick, "quick", false, "with -all: only DIR/*_quick.cfg")
+	return fs
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	var o options
+	fs := newFlagSet(&o, stderr)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
 			return fail(stdout, stderr, "profile", err)
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fail(stdout, stderr, "profile", err)
-		}
-		defer func() { pprof.StopCPUProfile(); f.Close() }()
+		defer stop()
 	}
-	if *all != "" {
-		return runAll(*all, *quick, *progress, stdout)
+	if o.all != "" {
+		return runAll(o.all, o.quick, o.progress, stdout)
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "usage: tlacheck [flags] Spec.tla")
@@ -89,58 +101,85 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	tlaPath := fs.Arg(0)
-	if *cfgPath == "" {
-		*cfgPath = strings.TrimSuffix(tlaPath, ".tla") + ".cfg"
+	if o.cfgPath == "" {
+		o.cfgPath = strings.TrimSuffix(tlaPath, ".tla") + ".cfg"
 	}
-	name := *label
+	name := o.label
 	if name == "" {
-		name = strings.TrimSuffix(filepath.Base(*cfgPath), ".cfg")
+		name = strings.TrimSuffix(filepath.Base(o.cfgPath), ".cfg")
 	}
-	fmt.Fprintf(stdout, "tlacheck: %s with %s (breadth-first, 1 worker, states stored exactly)\n", tlaPath, *cfgPath)
+	fmt.Fprintf(stdout, "tlacheck: %s with %s (breadth-first, 1 worker, states stored exactly)\n", tlaPath, o.cfgPath)
 	start := time.Now()
-	spec, err := tla.Load(tlaPath, *cfgPath)
+	spec, err := tla.Load(tlaPath, o.cfgPath)
 	if err != nil {
 		return fail(stdout, stderr, name, err)
 	}
 	switch {
-	case *inductive:
-		var safe []string
-		if *safety != "" {
-			safe = strings.Split(*safety, ",")
-		}
-		r, err := spec.CheckInductive(tla.InductiveOptions{IndInv: *indInv, TypeOK: *typeOK, Safety: safe, MaxStates: *maxStates})
-		if err != nil {
-			return fail(stdout, stderr, name, err)
-		}
-		fmt.Fprint(stdout, r.Report())
-		status, code := "ok", exitOK
-		if r.Failure != "" {
-			status, code = "FAILED: "+r.Failure, exitSafety
-		}
-		fmt.Fprintf(stdout, "tla-inductive %s: %d initial, %d states satisfy %s /\\ %s, %d successors checked, %.1fs, %s\n",
-			name, r.InitStates, r.Candidates, *typeOK, *indInv, r.Successors, time.Since(start).Seconds(), status)
-		return code
-	case *dump != "":
-		g, err := spec.Graph(tla.GraphOptions{MaxStates: *maxStates})
-		if err != nil {
-			return fail(stdout, stderr, name, err)
-		}
-		f, err := os.Create(*dump)
-		if err != nil {
-			return fail(stdout, stderr, name, err)
-		}
-		werr := g.WriteText(f)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return fail(stdout, stderr, name, werr)
-		}
-		fmt.Fprintf(stdout, "tla-graph %s: %d states, %d initial, %d edges written to %s, %.1fs\n", name, len(g.States), len(g.Init), len(g.Edges), *dump, time.Since(start).Seconds())
-		return exitOK
+	case o.inductive:
+		return runInductive(spec, &o, name, start, stdout, stderr)
+	case o.dump != "":
+		return runGraph(spec, &o, name, start, stdout, stderr)
 	}
+	return runCheck(spec, &o, name, stdout, stderr)
+}
+
+// startCPUProfile starts writing a CPU profile to path; stop ends it.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// runInductive checks the inductive invariant named by -indinv.
+func runInductive(spec *tla.Spec, o *options, name string, start time.Time, stdout, stderr io.Writer) int {
+	var safe []string
+	if o.safety != "" {
+		safe = strings.Split(o.safety, ",")
+	}
+	r, err := spec.CheckInductive(tla.InductiveOptions{IndInv: o.indInv, TypeOK: o.typeOK, Safety: safe, MaxStates: o.maxStates})
+	if err != nil {
+		return fail(stdout, stderr, name, err)
+	}
+	fmt.Fprint(stdout, r.Report())
+	status, code := "ok", exitOK
+	if r.Failure != "" {
+		status, code = "FAILED: "+r.Failure, exitSafety
+	}
+	fmt.Fprintf(stdout, "tla-inductive %s: %d initial, %d states satisfy %s /\\ %s, %d successors checked, %.1fs, %s\n",
+		name, r.InitStates, r.Candidates, o.typeOK, o.indInv, r.Successors, time.Since(start).Seconds(), status)
+	return code
+}
+
+// runGraph writes the reachable state graph to the -dump-graph file.
+func runGraph(spec *tla.Spec, o *options, name string, start time.Time, stdout, stderr io.Writer) int {
+	g, err := spec.Graph(tla.GraphOptions{MaxStates: o.maxStates})
+	if err != nil {
+		return fail(stdout, stderr, name, err)
+	}
+	f, err := os.Create(o.dump)
+	if err != nil {
+		return fail(stdout, stderr, name, err)
+	}
+	werr := g.WriteText(f)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fail(stdout, stderr, name, werr)
+	}
+	fmt.Fprintf(stdout, "tla-graph %s: %d states, %d initial, %d edges written to %s, %.1fs\n", name, len(g.States), len(g.Init), len(g.Edges), o.dump, time.Since(start).Seconds())
+	return exitOK
+}
+
+// runCheck model-checks the spec and prints TLC's verdict and figures.
+func runCheck(spec *tla.Spec, o *options, name string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "Computing initial states...")
-	res, err := spec.Check(tla.Options{MaxStates: *maxStates, Progress: stdout, ProgressEvery: *progress, NoDeadlock: *noDeadlock})
+	res, err := spec.Check(tla.Options{MaxStates: o.maxStates, Progress: stdout, ProgressEvery: o.progress, NoDeadlock: o.noDeadlock})
 	if err != nil && res == nil {
 		return fail(stdout, stderr, name, err)
 	}
@@ -151,16 +190,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "Error: %v\n", err)
 		code, status = exitCode(err), "error: "+err.Error()
 	case res.Outcome == tla.InvariantViolated:
-		fmt.Fprintf(stdout, "Error: Invariant %s is violated.\n", res.Invariant)
-		printTrace(stdout, res.Trace)
+		printFailure(stdout, res)
 		code, status = exitSafety, "invariant "+res.Invariant+" violated"
 	case res.Outcome == tla.Deadlock:
-		fmt.Fprintln(stdout, "Error: Deadlock reached.")
-		printTrace(stdout, res.Trace)
+		printFailure(stdout, res)
 		code, status = exitDeadlock, "deadlock"
 	default:
 		fmt.Fprintln(stdout, "Model checking completed. No error has been found.")
 	}
+	printFigures(stdout, name, res, status)
+	return code
+}
+
+// printFigures prints TLC's closing figures and tlacheck's summary line.
+func printFigures(stdout io.Writer, name string, res *tla.Result, status string) {
 	secs := res.Duration.Seconds()
 	fmt.Fprintf(stdout, "%d states generated, %d distinct states found, %d states left on queue.\n", res.Generated, res.Distinct, res.Queue)
 	fmt.Fprintf(stdout, "The depth of the complete state graph search is %d.\n", res.Depth)
@@ -170,7 +213,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "Finished in %.2fs (%.0f distinct states/s, %.0f states generated/s).\n", secs, rate, float64(res.Generated)/max(secs, 1e-9))
 	fmt.Fprintf(stdout, "tla %s: %d generated, %d distinct, depth %d, %.1fs, %s\n", name, res.Generated, res.Distinct, res.Depth, secs, status)
-	return code
+}
+
+// printFailure prints TLC's error line and the trace of a run that found a
+// violation or a deadlock; nothing when the run ended OK.
+func printFailure(w io.Writer, res *tla.Result) {
+	switch res.Outcome {
+	case tla.InvariantViolated:
+		fmt.Fprintf(w, "Error: Invariant %s is violated.\n", res.Invariant)
+	case tla.Deadlock:
+		fmt.Fprintln(w, "Error: Deadlock reached.")
+	default:
+		return
+	}
+	printTrace(w, res.Trace)
 }
 
 func printTrace(w io.Writer, steps []tla.Step) {
@@ -180,22 +236,25 @@ func printTrace(w io.Writer, steps []tla.Step) {
 	}
 }
 
+// exitCodes maps the error kinds of package tla to exit codes, first match wins.
+var exitCodes = []struct {
+	kind error
+	code int
+}{
+	{tla.ErrParse, exitParse},
+	{tla.ErrConfig, exitConfig},
+	{tla.ErrSemantic, exitSemantic},
+	{tla.ErrUnsupported, exitUnsupported},
+	{tla.ErrAssume, exitAssume},
+	{tla.ErrLimit, exitLimit},
+	{tla.ErrEval, exitEval},
+}
+
 func exitCode(err error) int {
-	switch {
-	case errors.Is(err, tla.ErrParse):
-		return exitParse
-	case errors.Is(err, tla.ErrConfig):
-		return exitConfig
-	case errors.Is(err, tla.ErrSemantic):
-		return exitSemantic
-	case errors.Is(err, tla.ErrUnsupported):
-		return exitUnsupported
-	case errors.Is(err, tla.ErrAssume):
-		return exitAssume
-	case errors.Is(err, tla.ErrLimit):
-		return exitLimit
-	case errors.Is(err, tla.ErrEval):
-		return exitEval
+	for _, k := range exitCodes {
+		if errors.Is(err, k.kind) {
+			return k.code
+		}
 	}
 	return exitEval
 }
