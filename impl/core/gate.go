@@ -42,8 +42,8 @@ func newRun(id RunID) *Run {
 type Gate struct {
 	limits    Limits
 	runs      map[RunID]*Run
-	deadlines deadlineHeap // active runs with a deadline, earliest first (lazily cleaned)
-	history   admitted     // the invariant tier's record of admits (nil without it)
+	deadlines deadlineHeap     // active runs with a deadline, earliest first (lazily cleaned)
+	history   invariantHistory // the invariant tier's record of admits (invariants_on.go)
 }
 
 // New returns an empty gate with the given limits.

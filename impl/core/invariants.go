@@ -8,9 +8,10 @@ import (
 // The core's invariants: the spec's structural invariants and the inductive
 // invariant's shape conjuncts (spec/tla/SoundGate.tla: Structure, RunShape,
 // EffectShape), stated over the core's own representation. CheckInvariants checks
-// them on demand; a build with the tag `invariants` (make test) also checks the run a
-// command touched after every Step, and that no (run, key) is admitted twice, and
-// panics on a violation: a broken invariant is a bug of the core, never a refusal.
+// them on demand (the node does after replaying the log); a build with the tag
+// `invariants` (make test) also checks the run a command touched after every Step,
+// and that no (run, key) is admitted twice, and panics on a violation
+// (invariants_on.go): a broken invariant is a bug of the core, never a refusal.
 
 // ErrInvariant reports a state that breaks one of the core's invariants.
 var ErrInvariant = errors.New("soundgate/core: invariant broken")
@@ -108,30 +109,3 @@ func checkEffect(run *Run, k Key, e Effect) error {
 }
 
 func (s EffectStatus) live() bool { return s == EffectHeld || s == EffectReleased }
-
-// admitted is the invariant tier's history: every (run, key) that was answered admit.
-type admitted map[RunID]map[Key]struct{}
-
-// assertInvariants is the costly check after a Step, under the invariants tag.
-func (g *Gate) assertInvariants(c Command, rep Reply) {
-	if rep.Err == nil && c.Op == OpAdmit && rep.Admit.Answer == AnswerAdmit {
-		if g.history == nil {
-			g.history = admitted{}
-		}
-		if _, twice := g.history[c.Run][c.Key]; twice {
-			panic(fmt.Sprintf("soundgate/core: invariant broken: (%q, %q) admitted twice (P3)", c.Run, c.Key))
-		}
-		if g.history[c.Run] == nil {
-			g.history[c.Run] = map[Key]struct{}{}
-		}
-		g.history[c.Run][c.Key] = struct{}{}
-	}
-	if len(g.runs) > g.limits.RunsMax {
-		panic(fmt.Sprintf("soundgate/core: invariant broken: %d runs, limit %d", len(g.runs), g.limits.RunsMax))
-	}
-	if run, ok := g.runs[c.Run]; ok {
-		if err := g.checkRunInvariants(run); err != nil {
-			panic(fmt.Sprintf("soundgate/core: after %s %q: %v", c.Op, c.Run, err))
-		}
-	}
-}

@@ -105,9 +105,7 @@ func (g *Gate) Step(c Command) Reply {
 	if rep.Err != nil {
 		rep.Persist, rep.Wake = false, false
 	}
-	if checkInvariants {
-		g.assertInvariants(c, rep)
-	}
+	g.assertInvariants(c, rep)
 	return rep
 }
 
