@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/soundgate/soundgate/tla"
+	"github.com/soundgate/soundgate/tlacheck"
 )
 
 // labelledGraph is a state graph keyed by state text, as both sides can build it.
@@ -17,7 +17,7 @@ type labelledGraph struct {
 	edges  []Edge
 }
 
-func fromSpec(g *tla.Graph) labelledGraph {
+func fromSpec(g *tlacheck.Graph) labelledGraph {
 	lg := labelledGraph{init: g.Init}
 	for _, s := range g.States {
 		lg.states = append(lg.states, s.String())
@@ -127,11 +127,11 @@ func compareGraphs(aName string, a labelledGraph, bName string, b labelledGraph)
 
 func specGraph(t *testing.T, cfg string) labelledGraph {
 	t.Helper()
-	spec, err := tla.Load("../spec/tla/SoundGate.tla", "../spec/tla/"+cfg)
+	spec, err := tlacheck.Load("../spec/tla/SoundGate.tla", "../spec/tla/"+cfg)
 	if err != nil {
 		t.Fatalf("the TLA+ checker cannot load the spec: %v", err)
 	}
-	g, err := spec.Graph(tla.GraphOptions{MaxStates: DefaultMaxStates})
+	g, err := spec.Graph(tlacheck.GraphOptions{MaxStates: DefaultMaxStates})
 	if err != nil {
 		t.Fatalf("the TLA+ checker cannot dump the graph: %v", err)
 	}

@@ -1,4 +1,4 @@
-# Link 1 of the verification chain: the TLA+ model check (tla/, cmd/tlacheck).
+# Link 1 of the verification chain: the TLA+ model check (tlacheck/, cmd/tlacheck).
 # test-tla checks spec/tla/*_quick.cfg and the deliberately broken variants of
 # spec/tla/broken (each must end as its "\* tlacheck-expect:" line says). verify-tla
 # checks every spec/tla/*.cfg (the glob is taken when the command runs) and, when

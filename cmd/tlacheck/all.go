@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/soundgate/soundgate/tla"
+	"github.com/soundgate/soundgate/tlacheck"
 )
 
 // expectRE finds a config's expected outcome: a comment "\* tlacheck-expect: deadlock".
@@ -131,18 +131,18 @@ func tlcTools() (java, jar string, ok bool) {
 }
 
 // outcomeNames are the outcomes as a config's tlacheck-expect line spells them.
-var outcomeNames = map[tla.Outcome]string{tla.OK: "ok", tla.Deadlock: "deadlock", tla.InvariantViolated: "violation"}
+var outcomeNames = map[tlacheck.Outcome]string{tlacheck.OK: "ok", tlacheck.Deadlock: "deadlock", tlacheck.InvariantViolated: "violation"}
 
 // checkConfig model-checks one config and prints its figures. It returns the result
 // (nil when the spec did not load or check), the config's part of the summary line,
 // and whether the outcome is the expected one.
-func checkConfig(r cfgRun, progress time.Duration, stdout io.Writer) (*tla.Result, string, bool) {
+func checkConfig(r cfgRun, progress time.Duration, stdout io.Writer) (*tlacheck.Result, string, bool) {
 	fmt.Fprintf(stdout, "== %s (%s)\n", r.name, r.cfgPath)
 	start := time.Now()
-	spec, err := tla.Load(r.tlaPath, r.cfgPath)
-	var res *tla.Result
+	spec, err := tlacheck.Load(r.tlaPath, r.cfgPath)
+	var res *tlacheck.Result
 	if err == nil {
-		res, err = spec.Check(tla.Options{Progress: stdout, ProgressEvery: progress})
+		res, err = spec.Check(tlacheck.Options{Progress: stdout, ProgressEvery: progress})
 	}
 	if err != nil {
 		fmt.Fprintf(stdout, "tla %s: error (exit %d): %v\n", r.name, exitCode(err), err)
@@ -157,7 +157,7 @@ func checkConfig(r cfgRun, progress time.Duration, stdout io.Writer) (*tla.Resul
 	} else if got != "ok" {
 		status = "expected " + got
 	}
-	if res.Outcome == tla.InvariantViolated {
+	if res.Outcome == tlacheck.InvariantViolated {
 		status += " of " + res.Invariant
 	}
 	rate := float64(res.Distinct) / max(res.Duration.Seconds(), 1e-9)
@@ -173,7 +173,7 @@ var (
 
 // compareTLC runs TLC with one worker in a scratch directory on copies of the files
 // and compares its figures with res.
-func compareTLC(java, jar string, r cfgRun, res *tla.Result, stdout io.Writer) (string, bool) {
+func compareTLC(java, jar string, r cfgRun, res *tlacheck.Result, stdout io.Writer) (string, bool) {
 	tmp, err := os.MkdirTemp("", "tlc-compare-")
 	if err != nil {
 		return r.name + " TLC error: " + err.Error(), false

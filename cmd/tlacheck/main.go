@@ -25,7 +25,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/soundgate/soundgate/tla"
+	"github.com/soundgate/soundgate/tlacheck"
 )
 
 // Exit codes, TLC's where TLC has one.
@@ -110,7 +110,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "tlacheck: %s with %s (breadth-first, 1 worker, states stored exactly)\n", tlaPath, o.cfgPath)
 	start := time.Now()
-	spec, err := tla.Load(tlaPath, o.cfgPath)
+	spec, err := tlacheck.Load(tlaPath, o.cfgPath)
 	if err != nil {
 		return fail(stdout, stderr, name, err)
 	}
@@ -136,12 +136,12 @@ func startCPUProfile(path string) (stop func(), err error) {
 }
 
 // runInductive checks the inductive invariant named by -indinv.
-func runInductive(spec *tla.Spec, o *options, name string, start time.Time, stdout, stderr io.Writer) int {
+func runInductive(spec *tlacheck.Spec, o *options, name string, start time.Time, stdout, stderr io.Writer) int {
 	var safe []string
 	if o.safety != "" {
 		safe = strings.Split(o.safety, ",")
 	}
-	r, err := spec.CheckInductive(tla.InductiveOptions{IndInv: o.indInv, TypeOK: o.typeOK, Safety: safe, MaxStates: o.maxStates})
+	r, err := spec.CheckInductive(tlacheck.InductiveOptions{IndInv: o.indInv, TypeOK: o.typeOK, Safety: safe, MaxStates: o.maxStates})
 	if err != nil {
 		return fail(stdout, stderr, name, err)
 	}
@@ -156,8 +156,8 @@ func runInductive(spec *tla.Spec, o *options, name string, start time.Time, stdo
 }
 
 // runGraph writes the reachable state graph to the -dump-graph file.
-func runGraph(spec *tla.Spec, o *options, name string, start time.Time, stdout, stderr io.Writer) int {
-	g, err := spec.Graph(tla.GraphOptions{MaxStates: o.maxStates})
+func runGraph(spec *tlacheck.Spec, o *options, name string, start time.Time, stdout, stderr io.Writer) int {
+	g, err := spec.Graph(tlacheck.GraphOptions{MaxStates: o.maxStates})
 	if err != nil {
 		return fail(stdout, stderr, name, err)
 	}
@@ -177,9 +177,9 @@ func runGraph(spec *tla.Spec, o *options, name string, start time.Time, stdout, 
 }
 
 // runCheck model-checks the spec and prints TLC's verdict and figures.
-func runCheck(spec *tla.Spec, o *options, name string, stdout, stderr io.Writer) int {
+func runCheck(spec *tlacheck.Spec, o *options, name string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "Computing initial states...")
-	res, err := spec.Check(tla.Options{MaxStates: o.maxStates, Progress: stdout, ProgressEvery: o.progress, NoDeadlock: o.noDeadlock})
+	res, err := spec.Check(tlacheck.Options{MaxStates: o.maxStates, Progress: stdout, ProgressEvery: o.progress, NoDeadlock: o.noDeadlock})
 	if err != nil && res == nil {
 		return fail(stdout, stderr, name, err)
 	}
@@ -189,10 +189,10 @@ func runCheck(spec *tla.Spec, o *options, name string, stdout, stderr io.Writer)
 	case err != nil:
 		fmt.Fprintf(stdout, "Error: %v\n", err)
 		code, status = exitCode(err), "error: "+err.Error()
-	case res.Outcome == tla.InvariantViolated:
+	case res.Outcome == tlacheck.InvariantViolated:
 		printFailure(stdout, res)
 		code, status = exitSafety, "invariant "+res.Invariant+" violated"
-	case res.Outcome == tla.Deadlock:
+	case res.Outcome == tlacheck.Deadlock:
 		printFailure(stdout, res)
 		code, status = exitDeadlock, "deadlock"
 	default:
@@ -203,7 +203,7 @@ func runCheck(spec *tla.Spec, o *options, name string, stdout, stderr io.Writer)
 }
 
 // printFigures prints TLC's closing figures and tlacheck's summary line.
-func printFigures(stdout io.Writer, name string, res *tla.Result, status string) {
+func printFigures(stdout io.Writer, name string, res *tlacheck.Result, status string) {
 	secs := res.Duration.Seconds()
 	fmt.Fprintf(stdout, "%d states generated, %d distinct states found, %d states left on queue.\n", res.Generated, res.Distinct, res.Queue)
 	fmt.Fprintf(stdout, "The depth of the complete state graph search is %d.\n", res.Depth)
@@ -217,11 +217,11 @@ func printFigures(stdout io.Writer, name string, res *tla.Result, status string)
 
 // printFailure prints TLC's error line and the trace of a run that found a
 // violation or a deadlock; nothing when the run ended OK.
-func printFailure(w io.Writer, res *tla.Result) {
+func printFailure(w io.Writer, res *tlacheck.Result) {
 	switch res.Outcome {
-	case tla.InvariantViolated:
+	case tlacheck.InvariantViolated:
 		fmt.Fprintf(w, "Error: Invariant %s is violated.\n", res.Invariant)
-	case tla.Deadlock:
+	case tlacheck.Deadlock:
 		fmt.Fprintln(w, "Error: Deadlock reached.")
 	default:
 		return
@@ -229,7 +229,7 @@ func printFailure(w io.Writer, res *tla.Result) {
 	printTrace(w, res.Trace)
 }
 
-func printTrace(w io.Writer, steps []tla.Step) {
+func printTrace(w io.Writer, steps []tlacheck.Step) {
 	fmt.Fprintln(w, "Error: The behavior up to this point is:")
 	for i, s := range steps {
 		fmt.Fprintf(w, "State %d: <%s>\n%s\n", i+1, s.Action, s.Text)
@@ -241,13 +241,13 @@ var exitCodes = []struct {
 	kind error
 	code int
 }{
-	{tla.ErrParse, exitParse},
-	{tla.ErrConfig, exitConfig},
-	{tla.ErrSemantic, exitSemantic},
-	{tla.ErrUnsupported, exitUnsupported},
-	{tla.ErrAssume, exitAssume},
-	{tla.ErrLimit, exitLimit},
-	{tla.ErrEval, exitEval},
+	{tlacheck.ErrParse, exitParse},
+	{tlacheck.ErrConfig, exitConfig},
+	{tlacheck.ErrSemantic, exitSemantic},
+	{tlacheck.ErrUnsupported, exitUnsupported},
+	{tlacheck.ErrAssume, exitAssume},
+	{tlacheck.ErrLimit, exitLimit},
+	{tlacheck.ErrEval, exitEval},
 }
 
 func exitCode(err error) int {

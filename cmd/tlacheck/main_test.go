@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-const td = "../../tla/testdata/"
+const td = "../../tlacheck/testdata/"
 
 func TestExitCodesAndSummary(t *testing.T) {
 	cases := []struct {

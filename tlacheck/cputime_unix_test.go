@@ -1,6 +1,6 @@
 //go:build unix
 
-package tla
+package tlacheck
 
 import (
 	"syscall"

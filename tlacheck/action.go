@@ -1,4 +1,4 @@
-package tla
+package tlacheck
 
 // Successor generation. enum walks an action (or, in initMode, the initial
 // predicate) and calls k once for every way of satisfying it; the assignments made

@@ -1,4 +1,4 @@
-package tla
+package tlacheck
 
 import (
 	"strconv"

@@ -1,4 +1,4 @@
-package tla
+package tlacheck
 
 import (
 	"errors"
@@ -16,19 +16,19 @@ func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
 // Error kinds; test them with errors.Is.
 var (
 	// ErrParse reports a syntax error in a TLA+ module.
-	ErrParse = errors.New("soundgate/tla: parse error")
+	ErrParse = errors.New("soundgate/tlacheck: parse error")
 	// ErrSemantic reports an undefined or ill-used name, or a wrong arity.
-	ErrSemantic = errors.New("soundgate/tla: semantic error")
+	ErrSemantic = errors.New("soundgate/tlacheck: semantic error")
 	// ErrUnsupported reports a TLA+ construct outside the supported subset.
-	ErrUnsupported = errors.New("soundgate/tla: unsupported construct")
+	ErrUnsupported = errors.New("soundgate/tlacheck: unsupported construct")
 	// ErrConfig reports a malformed or inconsistent .cfg file.
-	ErrConfig = errors.New("soundgate/tla: config error")
+	ErrConfig = errors.New("soundgate/tlacheck: config error")
 	// ErrEval reports an evaluation error (type mismatch, undefined value, ...).
-	ErrEval = errors.New("soundgate/tla: evaluation error")
+	ErrEval = errors.New("soundgate/tlacheck: evaluation error")
 	// ErrAssume reports an ASSUME that evaluated to FALSE.
-	ErrAssume = errors.New("soundgate/tla: assumption violated")
+	ErrAssume = errors.New("soundgate/tlacheck: assumption violated")
 	// ErrLimit reports that a named limit (states, trace length) was exceeded.
-	ErrLimit = errors.New("soundgate/tla: limit exceeded")
+	ErrLimit = errors.New("soundgate/tlacheck: limit exceeded")
 )
 
 // Error is a positioned error of one of the kinds above.

@@ -1,4 +1,5 @@
-// Package tla is a model checker for the subset of TLA+ that soundgate's specs use.
+// Package tlacheck is the project's TLA+ model checker, for the subset of TLA+ that
+// soundgate's specs use.
 //
 // It parses a TLA+ module with a hand-written parser (the bullet-list column rule for
 // /\ and \/, operator precedence, nested comments), resolves names, evaluates
@@ -17,4 +18,4 @@
 // Besides exhaustive checking the package offers an inductive-invariant check
 // (CheckInductive) and the reachable state graph as values (Spec.Graph), which
 // docs/tla-graph.md describes.
-package tla
+package tlacheck

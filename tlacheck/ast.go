@@ -1,4 +1,4 @@
-package tla
+package tlacheck
 
 type expr interface{ at() Pos }
 
