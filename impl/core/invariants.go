@@ -47,7 +47,8 @@ func (g *Gate) checkRunInvariants(run *Run) error {
 }
 
 // checkRunShape: RunShape and the run's limits; open and pending hold exactly the
-// keys the effects say (PendingExact, and open = the held and released effects).
+// keys the effects say (PendingExact, and open = the held and released effects, with
+// checkEffect).
 func (g *Gate) checkRunShape(run *Run) error {
 	switch {
 	case run.Status == RunActive && run.Epoch < 1:
@@ -56,8 +57,8 @@ func (g *Gate) checkRunShape(run *Run) error {
 		return invariantf("%s at epoch %d", run.Status, run.Epoch)
 	case run.Status != RunActive && !run.Status.Final():
 		return invariantf("stored with status %s", run.Status)
-	case run.Status.Final() && (len(run.pending) > 0 || len(run.open) > 0):
-		return invariantf("%s with %d pending and %d open effects", run.Status, len(run.pending), len(run.open))
+	case run.Status.Final() && len(run.open) > 0: // pending ⊆ open: the loops below check it
+		return invariantf("%s with %d held or released effects", run.Status, len(run.open))
 	case len(run.effects) > g.limits.KeysPerRunMax:
 		return invariantf("%d effects, limit %d", len(run.effects), g.limits.KeysPerRunMax)
 	case len(run.pending) > g.limits.PendingPerRunMax:
