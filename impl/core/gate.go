@@ -435,7 +435,7 @@ func (run *Run) timeOut() {
 // NextDeadline returns the active run with the earliest deadline, if any, so that the
 // shell knows when to time it out (a Command with OpTimeout).
 func (g *Gate) NextDeadline() (Time, RunID, bool) {
-	for g.deadlines.Len() > 0 {
+	for stale := g.deadlines.Len(); stale > 0; stale-- { // bounded: each pass pops one entry
 		top := g.deadlines[0]
 		if run, ok := g.runs[top.run]; ok && run.Status == RunActive && run.Deadline == top.at {
 			return top.at, top.run, true

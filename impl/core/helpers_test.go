@@ -1,6 +1,11 @@
 package core_test
 
-import "github.com/soundgate/soundgate/impl/core"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/soundgate/soundgate/impl/core"
+)
 
 // The actions of the contract as functions over Step, the core's only door: the tests
 // read like the contract and still go through the one entry point the shell uses.
@@ -50,8 +55,8 @@ func timeoutDue(g *core.Gate, now core.Time) []core.RunID {
 		if !ok || at > now {
 			return out
 		}
-		if changed, err := timeout(g, r); err != nil || !changed {
-			panic("timeoutDue: NextDeadline named a run that did not time out")
+		if changed, err := timeout(g, r); err != nil || !changed || slices.Contains(out, r) {
+			panic(fmt.Sprintf("timeoutDue: run %s is due at %d but did not time out (err %v)", r, at, err))
 		}
 		out = append(out, r)
 	}

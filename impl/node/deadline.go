@@ -1,6 +1,7 @@
 package node
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/soundgate/soundgate/impl/core"
@@ -27,7 +28,13 @@ func (n *Node) timeoutDueLocked() []core.RunID {
 		if !ok || at > now {
 			break
 		}
-		if _, err := n.applyLocked(core.Command{Op: core.OpTimeout, Run: r, Now: now}); err != nil {
+		rep, err := n.applyLocked(core.Command{Op: core.OpTimeout, Run: r, Now: now})
+		if err != nil {
+			break
+		}
+		if !rep.Persist || rep.Run.Status != core.RunTimedOut {
+			// The core named a due run and did not time it out: asking again would spin.
+			n.failLocked(fmt.Errorf("soundgate/node: run %s is past its deadline and did not time out", r))
 			break
 		}
 		out = append(out, r)
