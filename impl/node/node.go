@@ -15,7 +15,8 @@ import (
 // Log is what a node needs of a write-ahead log; *wal.Log implements it.
 type Log interface {
 	// Append adds one record in order and returns its position. The node calls it
-	// under its lock, so the log's order is the order the core applied the commands.
+	// under its lock, so the log's order is the order the core applied the commands,
+	// and reuses rec after it returns: the log keeps a copy.
 	Append(rec []byte) (wal.LSN, error)
 	// WaitDurable returns once every record up to lsn is on stable storage, or the
 	// log's sticky error.

@@ -15,6 +15,10 @@ import (
 // wait for it.
 const feedMax = 1 << 22
 
+// feedChunk is how many records one block of the feed holds: the node appends into
+// blocks that never move, and the snapshotter hands emptied blocks back.
+const feedChunk = 1024
+
 // fed is one record the node appended, for the shadow.
 type fed struct {
 	lsn wal.LSN
@@ -33,8 +37,10 @@ type snapshotter struct {
 	stop  chan struct{}
 	done  chan struct{}
 
-	feed    []fed // the node's lock
-	dropped bool  // the node's lock: fed no more
+	feed    [][]fed // the node's lock: blocks of records, oldest first
+	fed     int     // the node's lock: records in feed
+	spare   [][]fed // the node's lock: emptied blocks
+	dropped bool    // the node's lock: fed no more
 
 	// The snapshotter goroutine's own.
 	shadow    *core.Gate
@@ -60,17 +66,28 @@ func (s *snapshotter) feedLocked(lsn wal.LSN, c core.Command) {
 	if s.dropped {
 		return
 	}
-	if len(s.feed) >= feedMax {
-		s.n.log.Error("snapshots stop until restart: the snapshotter fell behind", "records", len(s.feed))
+	if s.fed >= feedMax {
+		s.n.log.Error("snapshots stop until restart: the snapshotter fell behind", "records", s.fed)
 		s.dropLocked()
 		return
 	}
-	s.feed = append(s.feed, fed{lsn: lsn, cmd: c})
+	if n := len(s.feed); n == 0 || len(s.feed[n-1]) == feedChunk {
+		var b []fed
+		if k := len(s.spare); k > 0 {
+			b, s.spare = s.spare[k-1][:0], s.spare[:k-1]
+		} else {
+			b = make([]fed, 0, feedChunk)
+		}
+		s.feed = append(s.feed, b)
+	}
+	last := len(s.feed) - 1
+	s.feed[last] = append(s.feed[last], fed{lsn: lsn, cmd: c})
+	s.fed++
 }
 
 func (s *snapshotter) dropLocked() {
 	s.dropped = true
-	s.feed = nil
+	s.feed, s.spare, s.fed = nil, nil, 0
 }
 
 func (s *snapshotter) close() {
@@ -102,26 +119,41 @@ func (s *snapshotter) loop() {
 // fails closed, since a restart would replay the same record the same way).
 func (s *snapshotter) catchUp() bool {
 	s.n.mu.Lock()
-	batch, dropped := s.feed, s.dropped
-	s.feed = nil
+	blocks, dropped := s.feed, s.dropped
+	s.feed, s.fed = nil, 0
 	s.n.mu.Unlock()
 	if dropped {
 		return false
 	}
-	for _, f := range batch {
-		err := replayStep(s.shadow, f.cmd)
-		if err == nil && f.lsn != s.shadowLSN+1 {
-			err = fmt.Errorf("follows record %d", s.shadowLSN)
+	for _, b := range blocks {
+		for _, f := range b {
+			if err := s.apply(f); err != nil {
+				s.n.mu.Lock()
+				s.n.failLocked(fmt.Errorf("%w: the snapshotter's record %d %v", ErrReplay, f.lsn, err))
+				s.n.mu.Unlock()
+				return false
+			}
 		}
-		if err != nil {
-			s.n.mu.Lock()
-			s.n.failLocked(fmt.Errorf("%w: the snapshotter's record %d %v", ErrReplay, f.lsn, err))
-			s.n.mu.Unlock()
-			return false
-		}
-		s.shadowLSN = f.lsn
+		clear(b) // the commands' strings are the node's to free
 	}
+	s.n.mu.Lock()
+	if !s.dropped {
+		s.spare = append(s.spare, blocks...)
+	}
+	s.n.mu.Unlock()
 	return true
+}
+
+// apply replays one fed record on the shadow; the records come in LSN order.
+func (s *snapshotter) apply(f fed) error {
+	if f.lsn != s.shadowLSN+1 {
+		return fmt.Errorf("follows record %d", s.shadowLSN)
+	}
+	if err := replayStep(s.shadow, f.cmd); err != nil {
+		return err
+	}
+	s.shadowLSN = f.lsn
+	return nil
 }
 
 // due: a snapshot is due once at least every records follow the last one, and at
