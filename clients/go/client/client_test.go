@@ -35,6 +35,17 @@ func startGate(t *testing.T) string {
 	return servertest.Start(t, servertest.Options{}).Unix
 }
 
+// gateWithRun starts a gate, opens run "r" on it and returns its address and the
+// operator's client.
+func gateWithRun(t *testing.T) (string, *client.Client) {
+	t.Helper()
+	addr := startGate(t)
+	op := dial(t, addr, operatorToken)
+	_, err := op.Open(context.Background(), "r", 0)
+	require.NoError(t, err)
+	return addr, op
+}
+
 // countConn counts the request lines written through it, and the admits among them.
 type countConn struct {
 	net.Conn
@@ -54,11 +65,8 @@ func (c *countConn) Write(b []byte) (int, error) {
 // TestConcurrentCallsShareWrites: calls made while another call's write is in
 // progress are written together by it, in one write, and all are answered.
 func TestConcurrentCallsShareWrites(t *testing.T) {
-	addr := startGate(t)
+	addr, _ := gateWithRun(t)
 	ctx := context.Background()
-	op := dial(t, addr, operatorToken)
-	_, err := op.Open(ctx, "r", 0)
-	require.NoError(t, err)
 	agent, cc := dialCounting(t, addr, agentToken)
 	hold := make(chan struct{})
 	cc.hold = hold // every write waits until hold is closed
@@ -109,11 +117,9 @@ func dial(t *testing.T, addr, token string) *client.Client {
 // naming the field, that nothing is sent, and that the connection stays usable. The
 // encoder would rewrite the bytes to U+FFFD, so "\xff" and "\xfe" would be one key.
 func TestNotUTF8(t *testing.T) {
-	addr := startGate(t)
+	addr, op := gateWithRun(t)
 	ctx := context.Background()
-	op := dial(t, addr, operatorToken)
-	_, err := op.Open(ctx, "r", 0)
-	require.NoError(t, err)
+	var err error
 	agent, cc := dialCounting(t, addr, agentToken)
 	appr, ac := dialCounting(t, addr, approverToken)
 
@@ -201,11 +207,9 @@ func TestNotUTF8(t *testing.T) {
 // proto.LineBytesMax is refused for that call only: the connection and the calls after
 // it keep working.
 func TestRequestTooLarge(t *testing.T) {
-	addr := startGate(t)
+	addr, _ := gateWithRun(t)
 	ctx := context.Background()
-	op := dial(t, addr, operatorToken)
-	_, err := op.Open(ctx, "r", 0)
-	require.NoError(t, err)
+	var err error
 	agent, cc := dialCounting(t, addr, agentToken)
 	_, err = agent.Admit(ctx, "r", "k", 1, client.AdmitOptions{})
 	require.NoError(t, err)
@@ -335,11 +339,9 @@ func TestBrokenClosesSocket(t *testing.T) {
 // socket is closed (which is what makes the gate drop the parked admit rather than
 // admit it for nobody).
 func TestBrokenDropsParkedAdmit(t *testing.T) {
-	addr := startGate(t)
+	addr, op := gateWithRun(t)
 	ctx := context.Background()
-	op := dial(t, addr, operatorToken)
-	_, err := op.Open(ctx, "r", 0)
-	require.NoError(t, err)
+	var err error
 	agent := dial(t, addr, agentToken)
 	nc := agent.ConnForTest()
 	parked := make(chan error, 1)
@@ -404,11 +406,8 @@ func TestAdmitWaitMs(t *testing.T) {
 // TestAdmitLongWaitAccepted checks against a real gate that an admit with a wait over
 // the gate's bound is parked (not refused as invalid) and answered by a decision.
 func TestAdmitLongWaitAccepted(t *testing.T) {
-	addr := startGate(t)
+	addr, _ := gateWithRun(t)
 	ctx := context.Background()
-	op := dial(t, addr, operatorToken)
-	_, err := op.Open(ctx, "r", 0)
-	require.NoError(t, err)
 	agent := dial(t, addr, agentToken)
 	appr := dial(t, addr, approverToken)
 	type answer struct {
@@ -436,11 +435,9 @@ func TestAdmitLongWaitAccepted(t *testing.T) {
 // TestAdmitWaitNoBusyLoop checks that AdmitWait near its deadline returns the last held
 // answer instead of asking again and again with 1 ms waits.
 func TestAdmitWaitNoBusyLoop(t *testing.T) {
-	addr := startGate(t)
+	addr, _ := gateWithRun(t)
 	ctx := context.Background()
-	op := dial(t, addr, operatorToken)
-	_, err := op.Open(ctx, "r", 0)
-	require.NoError(t, err)
+	var err error
 	agent, cc := dialCounting(t, addr, agentToken)
 	wctx, cancel := context.WithTimeout(ctx, 400*time.Millisecond)
 	defer cancel()
@@ -488,11 +485,9 @@ func TestWriteTurnHonoursCtx(t *testing.T) {
 // admitWaitStepMin keeps asking while time is left (it stops early only for lack of
 // time, not for a short step) and returns the answer a decision gives.
 func TestAdmitWaitShortSteps(t *testing.T) {
-	addr := startGate(t)
+	addr, op := gateWithRun(t)
 	ctx := context.Background()
-	op := dial(t, addr, operatorToken)
-	_, err := op.Open(ctx, "r", 0)
-	require.NoError(t, err)
+	var err error
 	agent, cc := dialCounting(t, addr, agentToken)
 	appr := dial(t, addr, approverToken)
 	decided := make(chan error, 1)
