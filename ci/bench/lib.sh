@@ -1,22 +1,19 @@
 # Shared by the benchmark scripts of ci/bench (source it after `cd` to the repository
 # root and after setting GO and work, the run's temporary directory).
 
-AGENT=bench-agent-token-0123456789
-OPERATOR=bench-operator-token-0123456789
-APPROVER=bench-approver-token-0123456789
+# The project's one roles fixture (impl/server/servertest/roles.json) and its tokens.
+FIXTURE=impl/server/servertest/roles.json
+token_of() { python3 -c 'import json, sys; print(next(t["token"] for t in json.load(open(sys.argv[1]))["tokens"] if t["name"] == sys.argv[2]))' "$FIXTURE" "$1"; }
+AGENT=$(token_of agent)
+OPERATOR=$(token_of ops)
+APPROVER=$(token_of alice)
 
-# bench_setup builds the gate and the load generator into $work and writes the
-# roles file the gate serves with.
+# bench_setup builds the gate and the load generator into $work and puts the roles
+# fixture beside them.
 bench_setup() {
   $GO build -o "$work/soundgate" ./cmd/soundgate
   $GO build -o "$work/soundgate-bench" ./cmd/soundgate-bench
-  cat >"$work/roles.json" <<JSON
-{"tokens": [
-  {"name": "bench", "token": "$AGENT", "role": "agent", "runs": ["*"]},
-  {"name": "ops", "token": "$OPERATOR", "role": "operator"},
-  {"name": "approver", "token": "$APPROVER", "role": "approver"}
-]}
-JSON
+  cp "$FIXTURE" "$work/roles.json"
   chmod 600 "$work/roles.json"
 }
 

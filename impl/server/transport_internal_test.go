@@ -18,9 +18,9 @@ import (
 // where the platform has one), and SOUNDGATE_TEST_IO (the suite's switch, read by
 // servertest) names the same choice.
 func TestTransport(t *testing.T) {
+	rs, err := LoadRoles("servertest/roles.json") // the fixture (servertest imports this package)
+	require.NoError(t, err)
 	for _, goroutines := range []bool{false, true} {
-		rs, err := ParseRoles([]byte(`{"tokens":[{"name":"a","token":"agent-token-0123456789","role":"agent","runs":["*"]}]}`))
-		require.NoError(t, err)
 		n := node.New(node.Config{})
 		s, err := New(Config{Roles: rs, Node: n, Goroutines: goroutines})
 		require.NoError(t, err)

@@ -1,14 +1,17 @@
 // Test helper: builds the real gate (`go build ./cmd/soundgate`) once, or uses
 // $SOUNDGATE_BIN, and starts `soundgate serve` in memory mode on a free port.
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, existsSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import net from "node:net";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
-export const TOKENS = { agent: "agent-token-0123456789", approver: "approver-token-0123456789", operator: "operator-token-0123456789" };
+// The project's one roles fixture, shared with the Go tests (impl/server/servertest).
+const FIXTURE = readFileSync(join(repo, "impl", "server", "servertest", "roles.json"), "utf8");
+const tokenOf = (name) => JSON.parse(FIXTURE).tokens.find((t) => t.name === name).token;
+export const TOKENS = { agent: tokenOf("agent"), approver: tokenOf("alice"), operator: tokenOf("ops") };
 
 let built = null;
 /** gateBinary returns the path of a soundgate binary, building it if needed. */
@@ -29,17 +32,13 @@ function freePort() {
   });
 }
 
-/** startGate starts a gate; resolves to {port, stop()}. agentRuns scopes the agent token. */
-export async function startGate({ agentRuns = ["*"] } = {}) {
+/** startGate starts a gate with the roles fixture; resolves to {port, stop()}. */
+export async function startGate() {
   const bin = gateBinary();
   if (!existsSync(bin)) throw new Error(`soundgate binary missing: ${bin}`);
   const dir = mkdtempSync(join(tmpdir(), "soundgate-test-"));
   const roles = join(dir, "roles.json");
-  writeFileSync(roles, JSON.stringify({ tokens: [
-    { name: "agent", token: TOKENS.agent, role: "agent", runs: agentRuns },
-    { name: "approver", token: TOKENS.approver, role: "approver" },
-    { name: "operator", token: TOKENS.operator, role: "operator" },
-  ] }), { mode: 0o600 });
+  writeFileSync(roles, FIXTURE, { mode: 0o600 });
   const port = await freePort();
   const p = spawn(bin, ["serve", "--roles", roles, "--listen", `127.0.0.1:${port}`, "--durability", "memory"], { stdio: ["ignore", "pipe", "pipe"] });
   let log = "";

@@ -9,6 +9,7 @@ package servertest
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"net"
 	"os"
@@ -25,7 +26,8 @@ import (
 	"github.com/soundgate/soundgate/impl/wal"
 )
 
-// The tokens of the roles fixture.
+// The tokens of the roles fixture (roles.json, which the Node.js tests and the
+// benchmark scripts read too).
 const (
 	AgentToken    = "agent-token-0123456789"  // an agent of every run
 	ScopedToken   = "scoped-agent-token-0123" // an agent of the runs team-a-*
@@ -34,11 +36,9 @@ const (
 )
 
 // RolesJSON is the roles fixture, as a roles file holds it.
-const RolesJSON = `{"tokens":[
- {"name":"agent","token":"` + AgentToken + `","role":"agent","runs":["*"]},
- {"name":"scoped","token":"` + ScopedToken + `","role":"agent","runs":["team-a-*"]},
- {"name":"alice","token":"` + ApproverToken + `","role":"approver"},
- {"name":"ops","token":"` + OperatorToken + `","role":"operator"}]}`
+//
+//go:embed roles.json
+var RolesJSON string
 
 // Roles returns the parsed roles fixture.
 func Roles() *server.Roles {

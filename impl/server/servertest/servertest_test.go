@@ -11,8 +11,8 @@ import (
 	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
-// TestStart: a started gate answers each token of the fixture with its role, on the
-// socket and on TCP, and Raw speaks lines.
+// TestStart: a started gate answers each token of the fixture (roles.json) with its
+// role, on the socket and on TCP, and Raw speaks lines.
 func TestStart(t *testing.T) {
 	g := servertest.Start(t, servertest.Options{TCP: true})
 	for token, role := range map[string]string{servertest.AgentToken: "agent", servertest.ScopedToken: "agent",

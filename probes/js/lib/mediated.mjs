@@ -2,61 +2,25 @@
 // through a running gate (soundgate serve) at its commit point, the human's
 // decision taken at the gate, and cancel/timeout wired to the gate's
 // cancel/fence. The violation rules are the same (lib/harness.mjs).
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import net from "node:net";
 import { connect } from "../../../clients/node/index.mjs";
 import { GatedRun } from "../../../clients/node/gatedrun.mjs";
+import { startGate, TOKENS } from "../../../clients/node/test/server.mjs";
 import { EventLog, sleep, TIMING, decisionFor } from "./harness.mjs";
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
-const tokens = { agent: "probe-agent-token-0123456789", approver: "probe-approver-token-0123456789", operator: "probe-operator-token-0123456789" };
-let gate = null; // {proc, port, agent, approver, operator}
+let gate = null; // {server, port, agent, approver, operator}
 let runs = 0;
 
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = net.createServer();
-    s.listen(0, "127.0.0.1", () => { const { port } = s.address(); s.close(() => res(port)); });
-    s.on("error", rej);
-  });
-}
-
 /**
- * gateAvailable starts a gate for the mediated probes: $SOUNDGATE_BIN, or a
- * binary built from this repository with `go build ./cmd/soundgate`. It
- * resolves to "" when the gate runs, or to why it cannot.
+ * gateAvailable starts a gate for the mediated probes ($SOUNDGATE_BIN, or a binary
+ * built from this repository), with the project's roles fixture. It resolves to ""
+ * when the gate runs, or to why it cannot.
  */
 export async function gateAvailable() {
   try {
-    let bin = process.env.SOUNDGATE_BIN;
-    const dir = mkdtempSync(join(tmpdir(), "soundgate-probes-"));
-    if (!bin) {
-      bin = join(dir, "soundgate");
-      execFileSync("go", ["build", "-o", bin, "./cmd/soundgate"], { cwd: repo, stdio: ["ignore", "ignore", "pipe"] });
-    }
-    if (!existsSync(bin)) return `soundgate binary not found: ${bin}`;
-    const roles = join(dir, "roles.json");
-    writeFileSync(roles, JSON.stringify({ tokens: [
-      { name: "probe-agent", token: tokens.agent, role: "agent", runs: ["*"] },
-      { name: "probe-human", token: tokens.approver, role: "approver" },
-      { name: "probe-operator", token: tokens.operator, role: "operator" },
-    ] }), { mode: 0o600 });
-    const port = await freePort();
-    const proc = spawn(bin, ["serve", "--roles", roles, "--listen", `127.0.0.1:${port}`, "--durability", "memory"], { stdio: ["ignore", "pipe", "pipe"] });
-    let log = "";
-    await new Promise((res, rej) => {
-      const t = setTimeout(() => rej(new Error(`gate did not start: ${log}`)), 10000);
-      const on = (d) => { log += d; if (log.includes("listening")) { clearTimeout(t); res(); } };
-      proc.stdout.on("data", on);
-      proc.stderr.on("data", on);
-      proc.on("exit", (code) => { clearTimeout(t); rej(new Error(`gate exited ${code}: ${log}`)); });
-    });
-    const [agent, approver, operator] = await Promise.all([tokens.agent, tokens.approver, tokens.operator].map((token) => connect({ port, token })));
-    gate = { proc, port, agent, approver, operator };
+    const server = await startGate();
+    const [agent, approver, operator] = await Promise.all(
+      [TOKENS.agent, TOKENS.approver, TOKENS.operator].map((token) => connect({ port: server.port, token })));
+    gate = { server, port: server.port, agent, approver, operator };
     return "";
   } catch (e) {
     return `gate unavailable: ${String(e?.message || e).split("\n")[0]}`;
@@ -67,7 +31,7 @@ export async function gateAvailable() {
 export async function stopGate() {
   if (!gate) return;
   for (const c of [gate.agent, gate.approver, gate.operator]) c.close();
-  await new Promise((res) => { gate.proc.once("exit", res); gate.proc.kill("SIGTERM"); });
+  await gate.server.stop();
   gate = null;
 }
 
