@@ -3,7 +3,6 @@ package fuzz
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +16,6 @@ import (
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/node"
 	"github.com/soundgate/soundgate/impl/proto"
-	"github.com/soundgate/soundgate/impl/server"
 	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
@@ -148,29 +146,6 @@ type sessionResult struct {
 	state   []byte
 }
 
-// pipeListener hands net.Pipe connections to Serve.
-type pipeListener struct {
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-func (l *pipeListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "pipe" }
-
 // sessionConn is the client end of one connection with a reader of its answers.
 type sessionConn struct {
 	nc      net.Conn
@@ -185,30 +160,22 @@ const answerWaitMax = 5 * time.Second
 // before step i, and returns the script's answers and the final state.
 func runSession(t *testing.T, chunks [][]byte) sessionResult {
 	t.Helper()
-	n := node.New(node.Config{Now: func() core.Time { return 1_000_000 }})
-	defer n.Close()
-	srv, err := server.New(server.Config{Roles: servertest.Roles(), Node: n})
+	g, err := servertest.New(servertest.Options{Node: node.Config{Now: func() core.Time { return 1_000_000 }}, Pipe: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
 	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), answerWaitMax)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
+		if err := g.Close(); err != nil {
+			t.Error(err)
 		}
 	}()
 
 	conns := map[proto.Role]*sessionConn{}
 	for role, token := range map[proto.Role]string{proto.RoleAgent: fzAgent, proto.RoleApprover: fzApprover, proto.RoleOperator: fzOperator} {
-		cli, srvEnd := net.Pipe()
-		l.conns <- srvEnd
+		cli, err := g.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		sc := &sessionConn{nc: cli, answers: make(chan []byte, len(sessionScript)+4)}
 		go sc.readLoop()
 		defer cli.Close()
@@ -233,13 +200,10 @@ func runSession(t *testing.T, chunks [][]byte) sessionResult {
 	}
 	// A final status on the same connection: every chunk before it has been handled.
 	last.ask(t, []byte(`{"jsonrpc":"2.0","id":"`+scriptIDMark+`end","method":"status","params":{"run":"fz-a"}}`+"\n"))
-	if err := n.Failed(); err != nil {
+	if err := g.Node.Failed(); err != nil {
 		t.Fatalf("the server failed closed: %v", err)
 	}
-	n.Inspect(func(g *core.Gate) { res.state, err = g.MarshalBinary() })
-	if err != nil {
-		t.Fatal(err)
-	}
+	res.state = g.State(t)
 	return res
 }
 

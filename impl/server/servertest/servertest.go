@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -71,15 +72,19 @@ type Options struct {
 	Goroutines bool
 	// TCP also listens on a loopback TCP port.
 	TCP bool
+	// Pipe serves on in-memory pipes (Gate.Pipe) instead of a socket: no file, no
+	// port, for the fuzzers.
+	Pipe bool
 }
 
 // Gate is a started in-process gate.
 type Gate struct {
 	Node   *node.Node
 	Server *server.Server
-	Unix   string // the Unix socket's path
+	Unix   string // the Unix socket's path ("" with Options.Pipe)
 	TCP    string // the TCP address, when Options.TCP
 
+	pipe   *pipeListener
 	dir    string
 	served chan error
 	nls    int
@@ -130,19 +135,10 @@ func New(o Options) (*Gate, error) {
 		g.Node.Close()
 		return nil, err
 	}
-	if g.dir, err = os.MkdirTemp("", "sg"); err != nil { // short: a socket path has about 100 bytes
-		g.Node.Close()
-		return nil, err
-	}
-	g.Unix = filepath.Join(g.dir, "gate.sock")
-	ls, err := listen(g.Unix, o.TCP)
+	ls, err := g.listen(o)
 	if err != nil {
 		g.Node.Close()
-		os.RemoveAll(g.dir)
 		return nil, err
-	}
-	if o.TCP {
-		g.TCP = ls[1].Addr().String()
 	}
 	g.served, g.nls = make(chan error, len(ls)), len(ls)
 	for _, l := range ls {
@@ -151,21 +147,74 @@ func New(o Options) (*Gate, error) {
 	return g, nil
 }
 
-func listen(unix string, tcp bool) ([]net.Listener, error) {
-	l, err := net.Listen("unix", unix)
-	if err != nil {
+// listen makes the gate's listeners: a pipe listener, or a Unix socket in a new
+// folder and, with o.TCP, a loopback TCP port.
+func (g *Gate) listen(o Options) ([]net.Listener, error) {
+	if o.Pipe {
+		g.pipe = &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+		return []net.Listener{g.pipe}, nil
+	}
+	var err error
+	if g.dir, err = os.MkdirTemp("", "sg"); err != nil { // short: a socket path has about 100 bytes
 		return nil, err
 	}
-	if !tcp {
-		return []net.Listener{l}, nil
-	}
-	t, err := net.Listen("tcp", "127.0.0.1:0")
+	g.Unix = filepath.Join(g.dir, "gate.sock")
+	l, err := net.Listen("unix", g.Unix)
 	if err != nil {
-		l.Close()
+		os.RemoveAll(g.dir)
 		return nil, err
 	}
-	return []net.Listener{l, t}, nil
+	ls := []net.Listener{l}
+	if o.TCP {
+		tl, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			l.Close()
+			os.RemoveAll(g.dir)
+			return nil, err
+		}
+		g.TCP = tl.Addr().String()
+		ls = append(ls, tl)
+	}
+	return ls, nil
 }
+
+// Pipe returns the client end of a new in-memory connection to a gate started with
+// Options.Pipe.
+func (g *Gate) Pipe() (net.Conn, error) {
+	if g.pipe == nil {
+		return nil, fmt.Errorf("servertest: the gate serves no pipe (Options.Pipe)")
+	}
+	cli, srv := net.Pipe()
+	select {
+	case g.pipe.conns <- srv:
+		return cli, nil
+	case <-g.pipe.done:
+		return nil, net.ErrClosed
+	}
+}
+
+// pipeListener hands net.Pipe connections to Serve.
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+func (l *pipeListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "pipe" }
 
 // Close shuts the server down, stops the node and removes the socket. It returns the
 // first error of the server's shutdown or of its Serve calls.
