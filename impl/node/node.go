@@ -306,7 +306,7 @@ func (n *Node) Stop() {
 }
 
 // Close stops the node and waits for a snapshot in progress to end, so that the log
-// can be closed after it.
+// can be closed after it. It may be called more than once.
 func (n *Node) Close() {
 	n.Stop()
 	if n.snap != nil {

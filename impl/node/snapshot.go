@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/soundgate/soundgate/impl/core"
@@ -30,12 +31,13 @@ type fed struct {
 // goroutine applies them to the shadow, a second core at the state after record
 // shadowLSN, and encodes the shadow when a snapshot is due.
 type snapshotter struct {
-	n     *Node
-	log   Compactor
-	every uint64
-	check time.Duration
-	stop  chan struct{}
-	done  chan struct{}
+	n        *Node
+	log      Compactor
+	every    uint64
+	check    time.Duration
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
 
 	feed    [][]fed // the node's lock: blocks of records, oldest first
 	fed     int     // the node's lock: records in feed
@@ -91,7 +93,7 @@ func (s *snapshotter) dropLocked() {
 }
 
 func (s *snapshotter) close() {
-	close(s.stop)
+	s.stopOnce.Do(func() { close(s.stop) })
 	<-s.done
 }
 
