@@ -65,7 +65,12 @@ func DecodeCommand(b []byte) (Command, error) {
 // MarshalBinary encodes the whole state of the gate (not its limits), runs sorted by
 // id and effects by key, for snapshots. It sorts keys alone, not copies of the
 // effects, and sizes its buffer once: it runs over the whole state.
-func (g *Gate) MarshalBinary() ([]byte, error) {
+func (g *Gate) MarshalBinary() ([]byte, error) { return g.MarshalBinaryPaced(0, nil) }
+
+// MarshalBinaryPaced is MarshalBinary calling pause after every pace effects it
+// encodes (pace 0: never), so that a caller encoding a large state can give the CPU
+// back between pieces. The gate must not change until it returns.
+func (g *Gate) MarshalBinaryPaced(pace int, pause func()) ([]byte, error) {
 	size := 16
 	for _, run := range g.runs {
 		size += len(run.ID) + 32 + len(run.effects)*24
@@ -73,6 +78,7 @@ func (g *Gate) MarshalBinary() ([]byte, error) {
 	buf := binary.AppendUvarint(make([]byte, 0, size), snapshotVersion)
 	buf = binary.AppendUvarint(buf, uint64(len(g.runs)))
 	var keys []Key
+	encoded := 0
 	for _, id := range g.RunIDs() {
 		run := g.runs[id]
 		buf = appendString(buf, string(id))
@@ -92,6 +98,9 @@ func (g *Gate) MarshalBinary() ([]byte, error) {
 			buf = append(buf, byte(e.Status), boolByte(e.Gated), boolByte(e.Approved), byte(e.Outcome), boolByte(pending))
 			buf = binary.AppendUvarint(buf, e.Epoch)
 			buf = appendString(buf, e.Result)
+			if encoded++; pace > 0 && encoded%pace == 0 {
+				pause()
+			}
 		}
 	}
 	return buf, nil

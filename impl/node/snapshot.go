@@ -20,6 +20,18 @@ const feedMax = 1 << 22
 // blocks that never move, and the snapshotter hands emptied blocks back.
 const feedChunk = 1024
 
+// The snapshotter's pace. It works in slices of at least pacedSliceMin and then
+// sleeps pacedIdle times as long, so that it uses at most a fifth of a core: a gate
+// whose cores are busy serving must not wait for its own compaction. A snapshot of a
+// large state then takes five times its encoding time, during which the feed grows.
+const (
+	pacedSliceMin = time.Millisecond
+	pacedIdle     = 4
+	// pacedEffects is how many effects the encoder encodes between two looks at the
+	// clock.
+	pacedEffects = 1024
+)
+
 // fed is one record the node appended, for the shadow.
 type fed struct {
 	lsn wal.LSN
@@ -45,6 +57,7 @@ type snapshotter struct {
 	dropped bool    // the node's lock: fed no more
 
 	// The snapshotter goroutine's own.
+	pace      pacer
 	shadow    *core.Gate
 	shadowLSN wal.LSN
 	lastSnap  wal.LSN // the last snapshot's position (0: none)
@@ -127,7 +140,9 @@ func (s *snapshotter) catchUp() bool {
 	if dropped {
 		return false
 	}
+	s.pace.start()
 	for _, b := range blocks {
+		s.pace.pause()
 		for _, f := range b {
 			if err := s.apply(f); err != nil {
 				s.n.mu.Lock()
@@ -175,7 +190,8 @@ func snapshotDue(recordsSince, every uint64, entries int) bool {
 // deletes the segments it covers.
 func (s *snapshotter) take() {
 	began := time.Now()
-	state, err := s.shadow.MarshalBinary()
+	s.pace.start()
+	state, err := s.shadow.MarshalBinaryPaced(pacedEffects, s.pace.pause)
 	encoded := time.Since(began)
 	if err == nil {
 		err = s.log.Snapshot(s.shadowLSN, state)
@@ -193,4 +209,18 @@ func (s *snapshotter) take() {
 		attrs = append(attrs, "segments", st.Stats().Segments)
 	}
 	s.n.log.Info("snapshot", attrs...)
+}
+
+// pacer keeps the snapshotter's share of the CPU: between start and the end of the
+// work, each pause after a slice of work of at least pacedSliceMin sleeps pacedIdle
+// times the slice.
+type pacer struct{ since time.Time }
+
+func (p *pacer) start() { p.since = time.Now() }
+
+func (p *pacer) pause() {
+	if worked := time.Since(p.since); worked >= pacedSliceMin {
+		time.Sleep(pacedIdle * worked)
+		p.since = time.Now()
+	}
 }
