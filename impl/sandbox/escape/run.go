@@ -536,6 +536,9 @@ func runSandbox(cfg sandbox.Config, proxy *egress.Proxy) ([]byte, int, error) {
 	return b, code, nil
 }
 
+// limitedBuffer keeps the first outputBytesMax bytes written to it and drops the rest
+// (a probe cannot make the runner hold more); exec's copying goroutine and the runner
+// may use it at once.
 type limitedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -560,6 +563,7 @@ func (l *limitedBuffer) Bytes() []byte {
 	return append([]byte(nil), l.b.Bytes()...)
 }
 
+// tail is the end of a probe's output, for an error message.
 func tail(b []byte) string {
 	if len(b) > 2000 {
 		b = b[len(b)-2000:]
