@@ -1,4 +1,4 @@
-# Mediation (issue 9): the escape matrix of `soundgate run`'s sandbox, its negative
+# Mediation: the escape matrix of `soundgate run`'s sandbox, its negative
 # controls (one layer off at a time) and the sandbox's start-up time. Needs root, user
 # namespaces, seccomp and Landlock ABI 6; under CI=true a missing feature fails.
 TEST_TARGETS   += test-mediation-cli

@@ -41,16 +41,8 @@ func errName(e int) string {
 func run() int {
 	starts := flag.Int("starts", 10, "sandbox starts to time (each runs /bin/true)")
 	flag.Parse()
-	required := os.Getenv("CI") == "true" || os.Getenv("SOUNDGATE_REQUIRE_KERNEL") == "1"
-	if err := sandbox.ProbeKernel().Check(sandbox.Layers{}); err != nil || os.Getuid() != 0 {
-		if err == nil {
-			err = fmt.Errorf("not root")
-		}
-		fmt.Printf("mediation: NOT CHECKED: %v\n", err)
-		if required {
-			return 1
-		}
-		return 0
+	if code, ok := kernelReady(); !ok {
+		return code
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -66,50 +58,108 @@ func run() int {
 		return 1
 	}
 	fmt.Println("\nescape matrix, every layer on:")
-	var blocked, allowed, na, bad, leaks int
+	m := printMatrix(rep)
+
+	fmt.Println("\nnegative controls, one layer off at a time:")
+	caughtTotal, failedControls, err := runControls(exe)
+	if err != nil {
+		fmt.Println("mediation: error:", err)
+		return 1
+	}
+
+	median, err := timeStarts(*starts)
+	if err != nil {
+		fmt.Println("mediation: error:", err)
+		return 1
+	}
+
+	verdict := "ok"
+	if m.bad > 0 || m.leaks > 0 || failedControls > 0 {
+		verdict = "FAIL"
+	}
+	fmt.Printf("mediation: %d channels checked, %d blocked as expected, %d allowed doors ok, %d n/a, %d leaks, %d wrong; %d negative controls caught %d leaks or changes (%d failed); start median %v; %s\n",
+		len(rep.Results), m.blocked, m.allowed, m.na, m.leaks, m.bad, len(escape.Controls), caughtTotal, failedControls, median.Round(time.Millisecond), verdict)
+	if verdict != "ok" {
+		return 1
+	}
+	return 0
+}
+
+// kernelReady reports whether the kernel and the user can run the sandbox; when
+// not, it says so and returns the exit status (1 where the features are required).
+func kernelReady() (int, bool) {
+	required := os.Getenv("CI") == "true" || os.Getenv("SOUNDGATE_REQUIRE_KERNEL") == "1"
+	err := sandbox.ProbeKernel().Check(sandbox.Layers{})
+	if err == nil && os.Getuid() == 0 {
+		return 0, true
+	}
+	if err == nil {
+		err = fmt.Errorf("not root")
+	}
+	fmt.Printf("mediation: NOT CHECKED: %v\n", err)
+	if required {
+		return 1, false
+	}
+	return 0, false
+}
+
+// tally counts the matrix's results by verdict.
+type tally struct{ blocked, allowed, na, bad, leaks int }
+
+// printMatrix prints one line per channel of rep, then the proxy's log, and counts.
+func printMatrix(rep *escape.Report) tally {
+	var n tally
 	for _, r := range rep.Results {
 		verdict := "ok"
 		switch {
 		case r.NA:
-			verdict, na = "n/a", na+1
+			verdict, n.na = "n/a", n.na+1
 		case !r.OK:
-			verdict, bad = "FAIL", bad+1
+			verdict, n.bad = "FAIL", n.bad+1
 		case r.Channel.Kind == escape.Blocked || r.Channel.Kind == escape.Killed:
-			blocked++
+			n.blocked++
 		default:
-			allowed++
+			n.allowed++
 		}
 		if r.Leaked {
-			leaks++
+			n.leaks++
 		}
-		got := errName(r.Attempt.Errno) + " at " + r.Attempt.Step
-		want := errName(int(r.Channel.Want)) + " at " + r.Channel.At
-		switch r.Channel.Kind {
-		case escape.Killed:
-			got, want = fmt.Sprintf("exit status %d", r.Attempt.Errno), fmt.Sprintf("killed by SIGSYS (status %d)", 128+int(syscall.SIGSYS))
-			if r.NA {
-				got = "not run"
-			}
-		case escape.Allowed:
-			want = "success"
-		case escape.Admitted:
-			got, want = fmt.Sprintf("HTTP %d", r.Attempt.Status), "HTTP 200, upstream reached, logged admit"
-		case escape.Refused:
-			got, want = fmt.Sprintf("HTTP %d %q", r.Attempt.Status, r.Attempt.Body), "HTTP 403, upstream not reached, logged denied"
-		}
+		want, got := wantGot(r)
 		fmt.Printf("  %-4s %-18s want %-40s got %-28s sink %d bytes  %s\n", verdict, r.Channel.Name, want, got, r.SinkBytes, r.Why)
 	}
 	for _, e := range rep.Events {
 		fmt.Printf("  proxy log: %s\n", e)
 	}
+	return n
+}
 
-	fmt.Println("\nnegative controls, one layer off at a time:")
-	caughtTotal, failedControls := 0, 0
+// wantGot says what channel r.Channel should give and what it gave.
+func wantGot(r escape.Result) (want, got string) {
+	got = errName(r.Attempt.Errno) + " at " + r.Attempt.Step
+	want = errName(int(r.Channel.Want)) + " at " + r.Channel.At
+	switch r.Channel.Kind {
+	case escape.Killed:
+		got, want = fmt.Sprintf("exit status %d", r.Attempt.Errno), fmt.Sprintf("killed by SIGSYS (status %d)", 128+int(syscall.SIGSYS))
+		if r.NA {
+			got = "not run"
+		}
+	case escape.Allowed:
+		want = "success"
+	case escape.Admitted:
+		got, want = fmt.Sprintf("HTTP %d", r.Attempt.Status), "HTTP 200, upstream reached, logged admit"
+	case escape.Refused:
+		got, want = fmt.Sprintf("HTTP %d %q", r.Attempt.Status, r.Attempt.Body), "HTTP 403, upstream not reached, logged denied"
+	}
+	return want, got
+}
+
+// runControls runs every negative control and prints one line each; it returns the
+// channels caught in all and the controls that failed.
+func runControls(exe string) (caughtTotal, failedControls int, err error) {
 	for _, c := range escape.Controls {
 		crep, err := escape.Run(exe, c.Disable)
 		if err != nil {
-			fmt.Println("mediation: error:", err)
-			return 1
+			return 0, 0, err
 		}
 		caught, err := escape.CheckControl(c, crep)
 		caughtTotal += len(caught)
@@ -130,18 +180,21 @@ func run() int {
 			fmt.Printf("       %v\n", err)
 		}
 	}
+	return caughtTotal, failedControls, nil
+}
 
+// timeStarts times n sandbox starts to the exit of /bin/true, prints the figures
+// and returns the median.
+func timeStarts(n int) (time.Duration, error) {
 	var times []time.Duration
-	for range *starts {
+	for range n {
 		t0 := time.Now()
 		sb, err := sandbox.Start(sandbox.Config{Argv: []string{"true"}, Env: []string{"PATH=/usr/bin:/bin"}})
 		if err != nil {
-			fmt.Println("mediation: error:", err)
-			return 1
+			return 0, err
 		}
 		if code, err := sb.Wait(); code != 0 || err != nil {
-			fmt.Printf("mediation: error: /bin/true in the sandbox: %d %v\n", code, err)
-			return 1
+			return 0, fmt.Errorf("/bin/true in the sandbox: %d %v", code, err)
 		}
 		times = append(times, time.Since(t0))
 	}
@@ -149,15 +202,5 @@ func run() int {
 	median := times[len(times)/2]
 	fmt.Printf("\nsandbox start-up to exit of /bin/true: median %v, min %v, max %v over %d starts (shared machine: noisy)\n",
 		median.Round(time.Millisecond), times[0].Round(time.Millisecond), times[len(times)-1].Round(time.Millisecond), len(times))
-
-	verdict := "ok"
-	if bad > 0 || leaks > 0 || failedControls > 0 {
-		verdict = "FAIL"
-	}
-	fmt.Printf("mediation: %d channels checked, %d blocked as expected, %d allowed doors ok, %d n/a, %d leaks, %d wrong; %d negative controls caught %d leaks or changes (%d failed); start median %v; %s\n",
-		len(rep.Results), blocked, allowed, na, leaks, bad, len(escape.Controls), caughtTotal, failedControls, median.Round(time.Millisecond), verdict)
-	if verdict != "ok" {
-		return 1
-	}
-	return 0
+	return median, nil
 }

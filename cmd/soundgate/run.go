@@ -58,10 +58,8 @@ func agentEnv(base []string, proxyURL string, run core.RunID) []string {
 	return append(env, "SOUNDGATE_RUN="+string(run))
 }
 
-func runMain(args []string) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: soundgate run [flags] -- COMMAND [ARGS...]
+// runUsage is the help text of soundgate run, before its flags.
+const runUsage = `Usage: soundgate run [flags] -- COMMAND [ARGS...]
 
 Runs COMMAND so that the kernel leaves it one way out: the gate's HTTP(S) proxy
 (docs/mediation.md). The agent gets new user, mount, PID, IPC, UTS and network
@@ -74,91 +72,44 @@ are set for the agent; the gate's credential is not passed on. The exit status i
 the agent's (128+N if signal N ended it; 125 if the sandbox could not be built).
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
-	addr := os.Getenv("SOUNDGATE_ADDR")
-	if addr == "" {
-		addr = "127.0.0.1:7433"
-	}
-	gateAddr := fs.String("addr", addr, "gate address: host:port, or unix:/path (env SOUNDGATE_ADDR)")
-	token := fs.String("token", os.Getenv("SOUNDGATE_TOKEN"), "an agent's credential (env SOUNDGATE_TOKEN)")
-	run := fs.String("run", os.Getenv("SOUNDGATE_RUN"), "the run the agent's effects belong to (env SOUNDGATE_RUN; an operator opens it)")
-	local := fs.Bool("local", false, "no gate server: an in-process gate with no approver and no log (demos and tests)")
-	var writable, readOnly pathsFlag
-	fs.Var(&writable, "writable", "host path the agent may write (repeatable)")
-	fs.Var(&readOnly, "read-only", "host path to show read-only where the view hides the host, e.g. under /tmp (repeatable)")
-	tmp := fs.Bool("tmp", true, "give the agent a private writable /tmp")
-	dir := fs.String("dir", "", "working directory of the agent (default: the current one)")
-	port := fs.Int("port", sandbox.DefaultProxyPort, "TCP port of the proxy inside the sandbox")
-	heldWait := fs.Duration("held-wait", egress.DefaultHeldWaitMax, "how long a request waits while its run is paused")
-	logPath := fs.String("log", "-", "egress log: one line per request (-: standard error)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	argv := fs.Args()
-	if len(argv) == 0 {
-		fs.Usage()
-		return exitUsage
-	}
-	if *run == "" {
-		return fail(exitUsage, "no run: give --run or set SOUNDGATE_RUN")
-	}
-	runID := core.RunID(*run)
+`
 
-	var admitter egress.Admitter
-	if *local {
-		g := egress.NewLocalGate()
-		if err := g.Open(runID); err != nil {
-			return fail(exitUsage, "run %q: %v", *run, err)
-		}
-		admitter = g
-	} else {
-		if *token == "" {
-			return fail(exitUsage, "no credential: give --token or set SOUNDGATE_TOKEN (or --local)")
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		c, err := client.Dial(ctx, *gateAddr, *token)
-		if err != nil {
-			cancel()
-			return fail(exitFailure, "%v", err)
-		}
-		defer c.Close()
-		if c.Role != proto.RoleAgent {
-			cancel()
-			return fail(exitUsage, "the credential's role is %s; soundgate run needs an agent's", c.Role)
-		}
-		ca := &egress.ClientAdmitter{C: c}
-		_, err = ca.Epoch(ctx, runID)
-		cancel()
-		if err != nil {
-			return fail(exitRefused, "run %q: %v (an operator opens it: soundgate open %s)", *run, err, *run)
-		}
-		admitter = ca
-	}
+// runFlags are the flags and the command of soundgate run.
+type runFlags struct {
+	gateAddr, token, run, dir, logPath string
+	local, tmp                         bool
+	writable, readOnly                 pathsFlag
+	port                               int
+	heldWait                           time.Duration
+	argv                               []string
+}
 
-	logw := io.Writer(os.Stderr)
-	if *logPath != "-" {
-		f, err := os.OpenFile(*logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err != nil {
-			return fail(exitUsage, "egress log: %v", err)
-		}
-		defer f.Close()
-		logw = f
+func runMain(args []string) int {
+	f, code := parseRunFlags(args)
+	if f == nil {
+		return code
 	}
+	runID := core.RunID(f.run)
+	admitter, closeAdmitter, code := runAdmitter(f, runID)
+	if admitter == nil {
+		return code
+	}
+	defer closeAdmitter()
+	logw, closeLog, err := openEgressLog(f.logPath)
+	if err != nil {
+		return fail(exitUsage, "egress log: %v", err)
+	}
+	defer closeLog()
 	var logMu sync.Mutex
-	proxy := &egress.Proxy{Admitter: admitter, Run: runID, HeldWaitMax: *heldWait, Log: func(e egress.Event) {
+	proxy := &egress.Proxy{Admitter: admitter, Run: runID, HeldWaitMax: f.heldWait, Log: func(e egress.Event) {
 		logMu.Lock()
 		defer logMu.Unlock()
 		fmt.Fprintf(logw, "%s %s\n", e.Time.UTC().Format(time.RFC3339Nano), e)
 	}}
-	proxyURL := fmt.Sprintf("http://127.0.0.1:%d", *port)
+	proxyURL := fmt.Sprintf("http://127.0.0.1:%d", f.port)
 	sb, err := sandbox.Start(sandbox.Config{
-		Argv: argv, Env: agentEnv(os.Environ(), proxyURL, runID), Dir: *dir,
-		Writable: writable, ReadOnly: readOnly, WritableTmp: *tmp, ProxyPort: *port,
+		Argv: f.argv, Env: agentEnv(os.Environ(), proxyURL, runID), Dir: f.dir,
+		Writable: f.writable, ReadOnly: f.readOnly, WritableTmp: f.tmp, ProxyPort: f.port,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 	})
 	switch {
@@ -168,11 +119,108 @@ Flags:
 		return fail(sandbox.ExitSetup, "%v", err)
 	}
 	go proxy.Serve(sb.Listener())
-	// Pass SIGTERM and SIGHUP on to the agent (through the sandbox's init), and
-	// SIGINT unless a terminal delivered it to the agent already.
+	stop := forwardSignals(sb)
+	defer stop()
+	code, err = sb.Wait()
+	if err != nil {
+		return fail(exitFailure, "%v", err)
+	}
+	return code
+}
+
+// parseRunFlags parses soundgate run's arguments; a nil result comes with the exit
+// status (help, or a usage error already printed).
+func parseRunFlags(args []string) (*runFlags, int) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), runUsage)
+		fs.PrintDefaults()
+	}
+	addr := os.Getenv("SOUNDGATE_ADDR")
+	if addr == "" {
+		addr = "127.0.0.1:7433"
+	}
+	f := &runFlags{}
+	fs.StringVar(&f.gateAddr, "addr", addr, "gate address: host:port, or unix:/path (env SOUNDGATE_ADDR)")
+	fs.StringVar(&f.token, "token", os.Getenv("SOUNDGATE_TOKEN"), "an agent's credential (env SOUNDGATE_TOKEN)")
+	fs.StringVar(&f.run, "run", os.Getenv("SOUNDGATE_RUN"), "the run the agent's effects belong to (env SOUNDGATE_RUN; an operator opens it)")
+	fs.BoolVar(&f.local, "local", false, "no gate server: an in-process gate with no approver and no log (demos and tests)")
+	fs.Var(&f.writable, "writable", "host path the agent may write (repeatable)")
+	fs.Var(&f.readOnly, "read-only", "host path to show read-only where the view hides the host, e.g. under /tmp (repeatable)")
+	fs.BoolVar(&f.tmp, "tmp", true, "give the agent a private writable /tmp")
+	fs.StringVar(&f.dir, "dir", "", "working directory of the agent (default: the current one)")
+	fs.IntVar(&f.port, "port", sandbox.DefaultProxyPort, "TCP port of the proxy inside the sandbox")
+	fs.DurationVar(&f.heldWait, "held-wait", egress.DefaultHeldWaitMax, "how long a request waits while its run is paused")
+	fs.StringVar(&f.logPath, "log", "-", "egress log: one line per request (-: standard error)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, exitOK
+		}
+		return nil, exitUsage
+	}
+	f.argv = fs.Args()
+	if len(f.argv) == 0 {
+		fs.Usage()
+		return nil, exitUsage
+	}
+	if f.run == "" {
+		return nil, fail(exitUsage, "no run: give --run or set SOUNDGATE_RUN")
+	}
+	return f, 0
+}
+
+// runAdmitter is the gate the proxy asks: an in-process one with --local, else the
+// gate server, dialled with an agent's credential, where the run must be open. A nil
+// admitter comes with the exit status (the failure already printed); release closes
+// the connection.
+func runAdmitter(f *runFlags, runID core.RunID) (a egress.Admitter, release func(), code int) {
+	if f.local {
+		g := egress.NewLocalGate()
+		if err := g.Open(runID); err != nil {
+			return nil, nil, fail(exitUsage, "run %q: %v", f.run, err)
+		}
+		return g, func() {}, 0
+	}
+	if f.token == "" {
+		return nil, nil, fail(exitUsage, "no credential: give --token or set SOUNDGATE_TOKEN (or --local)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, f.gateAddr, f.token)
+	if err != nil {
+		return nil, nil, fail(exitFailure, "%v", err)
+	}
+	if c.Role != proto.RoleAgent {
+		defer c.Close()
+		return nil, nil, fail(exitUsage, "the credential's role is %s; soundgate run needs an agent's", c.Role)
+	}
+	ca := &egress.ClientAdmitter{C: c}
+	if _, err := ca.Epoch(ctx, runID); err != nil {
+		defer c.Close()
+		return nil, nil, fail(exitRefused, "run %q: %v (an operator opens it: soundgate open %s)", f.run, err, f.run)
+	}
+	return ca, func() { c.Close() }, 0
+}
+
+// openEgressLog opens the egress log at path ("-": standard error) for appending;
+// release closes it.
+func openEgressLog(path string) (w io.Writer, release func(), err error) {
+	if path == "-" {
+		return os.Stderr, func() {}, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// forwardSignals passes SIGTERM and SIGHUP on to the agent (through the sandbox's
+// init), and SIGINT unless a terminal delivered it to the agent already; stop ends
+// that.
+func forwardSignals(sb *sandbox.Sandbox) (stop func()) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
 	_, ttyErr := unix.IoctlGetTermios(int(os.Stdin.Fd()), unix.TCGETS)
 	go func() {
 		for s := range sigs {
@@ -182,9 +230,5 @@ Flags:
 			sb.Signal(s)
 		}
 	}()
-	code, err := sb.Wait()
-	if err != nil {
-		return fail(exitFailure, "%v", err)
-	}
-	return code
+	return func() { signal.Stop(sigs) }
 }

@@ -7,13 +7,13 @@
 // on it and dials upstream from the host side once the request is admitted
 // (impl/egress). No step needs privileges outside the new user namespace, so the
 // sandbox also runs for an unprivileged user where user namespaces are allowed.
-// The agent sees a read-only view of the host's root with the paths
-// named in Config.Writable bound read-write, empty tmpfs mounts over the directories
-// where sockets live (/tmp, /run), a minimal /dev and a fresh /proc. It runs with no
+// The agent sees a read-only view of the host's root with the paths named in
+// Config.Writable bound read-write, empty tmpfs mounts over the directories where
+// sockets live (/tmp, /run), a minimal /dev and a fresh /proc. It runs with no
 // capabilities, under a Landlock domain (LandlockABIMin or newer, or Start refuses)
-// and a seccomp filter (seccomp.go) that closes what Landlock leaves open here: socket
-// families and protocols other than TCP (MPTCP, UDP, raw, netlink, packet, Unix),
-// io_uring, mount, namespaces, ptrace, keyrings and terminal injection.
+// and a seccomp filter (seccomp.go) that closes what Landlock leaves open at that
+// ABI: socket families and protocols other than TCP (MPTCP, UDP, raw, netlink,
+// packet, Unix), io_uring, mount, namespaces, ptrace, keyrings and terminal injection.
 //
 // The first process in the namespaces is a reaper (the sandbox init, PID 1 of the new
 // PID namespace). It builds the mount view, waits for the gate's go-ahead, restricts

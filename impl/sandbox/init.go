@@ -67,12 +67,10 @@ func sandboxInit() int {
 		fmt.Fprintf(status, "err %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
 		return ExitSetup
 	}
-	var c initConfig
-	cf := os.NewFile(fdConfig, "config")
-	if err := json.NewDecoder(io.LimitReader(cf, ConfigBytesMax)).Decode(&c); err != nil {
-		return fail(fmt.Errorf("soundgate/sandbox: read configuration: %w", err))
+	c, err := readInitConfig()
+	if err != nil {
+		return fail(err)
 	}
-	cf.Close()
 	if err := buildView(&c); err != nil {
 		return fail(err)
 	}
@@ -81,17 +79,9 @@ func sandboxInit() int {
 			return fail(err)
 		}
 	}
-	// Wait for the gate: its proxy listener is ready once this byte arrives.
-	var b [1]byte
-	if n, _ := life.Read(b[:]); n != 1 {
+	if !awaitGoAhead(life) {
 		return ExitGateGone
 	}
-	go func() {
-		// End of file: the gate is gone. Exiting ends the PID namespace, and with it
-		// every process the agent started.
-		io.Copy(io.Discard, life)
-		os.Exit(ExitGateGone)
-	}()
 	dir := c.Dir
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		dir = "/"
@@ -106,9 +96,47 @@ func sandboxInit() int {
 	if err := restrictSelf(&c); err != nil {
 		return fail(err)
 	}
-	// Landlock (ABI below 8) gives every thread its own domain, and a signal may only
-	// go to a process in the sender's domain or below: fork the agent and pass signals
-	// to it from one locked thread, so that the agent is in that thread's domain.
+	pid, err := startAgent(path, dir, &c, sigs)
+	if err != nil {
+		return fail(fmt.Errorf("soundgate/sandbox: start %s: %w", c.Argv[0], err))
+	}
+	fmt.Fprintf(status, "ok\n")
+	status.Close()
+	return reapUntil(pid)
+}
+
+// readInitConfig reads the gate's initConfig from fdConfig.
+func readInitConfig() (initConfig, error) {
+	var c initConfig
+	cf := os.NewFile(fdConfig, "config")
+	if err := json.NewDecoder(io.LimitReader(cf, ConfigBytesMax)).Decode(&c); err != nil {
+		return c, fmt.Errorf("soundgate/sandbox: read configuration: %w", err)
+	}
+	cf.Close()
+	return c, nil
+}
+
+// awaitGoAhead waits for the gate's byte on life (its proxy listener is ready then)
+// and reports whether it came. From then on, end of file on life (the gate is gone)
+// exits this process: that ends the PID namespace, and with it every process the
+// agent started.
+func awaitGoAhead(life *os.File) bool {
+	var b [1]byte
+	if n, _ := life.Read(b[:]); n != 1 {
+		return false
+	}
+	go func() {
+		io.Copy(io.Discard, life)
+		os.Exit(ExitGateGone)
+	}()
+	return true
+}
+
+// startAgent forks and executes the agent, then passes the signals of sigs on to it,
+// both from one locked thread: Landlock (ABI below 8) gives every thread its own
+// domain, and a signal may only go to a process in the sender's domain or below, so
+// the agent must be in that thread's domain.
+func startAgent(path, dir string, c *initConfig, sigs <-chan os.Signal) (int, error) {
 	type forked struct {
 		pid int
 		err error
@@ -136,15 +164,13 @@ func sandboxInit() int {
 		}
 	}()
 	f := <-forkedC
-	pid, err := f.pid, f.err
-	if err != nil {
-		return fail(fmt.Errorf("soundgate/sandbox: start %s: %w", c.Argv[0], err))
-	}
-	fmt.Fprintf(status, "ok\n")
-	status.Close()
-	// Reap every child (orphans of the agent's tree are re-parented to this
-	// process) until the agent itself exits; its status becomes ours, and our exit
-	// kills whatever it left behind.
+	return f.pid, f.err
+}
+
+// reapUntil reaps every child (orphans of the agent's tree are re-parented to this
+// process) until the agent, pid, exits, and returns its status: it becomes ours, and
+// our exit kills whatever it left behind.
+func reapUntil(pid int) int {
 	for {
 		var ws syscall.WaitStatus
 		wpid, err := syscall.Wait4(-1, &ws, 0, nil)

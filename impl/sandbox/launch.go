@@ -121,12 +121,9 @@ func Start(c Config) (*Sandbox, error) {
 	}
 	s := &Sandbox{port: c.ProxyPort, waited: make(chan struct{})}
 	if c.Disable.NetNS {
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(c.ProxyPort)))
-		if err != nil {
-			return nil, wrap(ErrSetup, err, "proxy listener: %v", err)
+		if err := s.listenOnHost(c.ProxyPort); err != nil {
+			return nil, err
 		}
-		s.listener = l
-		s.port = l.Addr().(*net.TCPAddr).Port
 		c.ProxyPort = s.port
 	}
 	ok := false
@@ -135,38 +132,104 @@ func Start(c Config) (*Sandbox, error) {
 			s.listener.Close()
 		}
 	}()
-	ic := initConfig{Argv: c.Argv, Env: c.Env, Dir: c.Dir, Writable: c.Writable,
-		ReadOnly: c.ReadOnly, Tmp: c.WritableTmp, ProxyPort: c.ProxyPort, Disable: c.Disable}
-	cfgBytes, err := json.Marshal(ic)
-	if err != nil || len(cfgBytes) > ConfigBytesMax {
-		return nil, wrap(ErrConfig, err, "configuration too large or not encodable")
-	}
-	var pipes [3][2]*os.File // config, life, status: [read, write]
-	for i := range pipes {
-		r, w, err := os.Pipe()
-		if err != nil {
-			return nil, wrap(ErrSetup, err, "pipe: %v", err)
-		}
-		pipes[i] = [2]*os.File{r, w}
-		defer r.Close()
-		if i != 1 {
-			defer w.Close()
-		}
-	}
-	s.life = pipes[1][1]
-	// The handoff socket: the init sends the proxy listener over it.
-	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	cfgBytes, err := encodeInitConfig(c)
 	if err != nil {
-		return nil, wrap(ErrSetup, err, "socketpair: %v", err)
+		return nil, err
 	}
-	handoff, handoffChild := os.NewFile(uintptr(pair[0]), "handoff"), os.NewFile(uintptr(pair[1]), "handoff-child")
-	defer handoff.Close()
-	defer handoffChild.Close()
+	files, err := openInitFiles()
+	if err != nil {
+		return nil, err
+	}
+	defer files.close()
+	s.life = files.lifeW
 	defer func() {
 		if !ok {
 			s.life.Close()
 		}
 	}()
+	if err := s.startInit(c, files); err != nil {
+		return nil, err
+	}
+	if err := s.handshake(files, cfgBytes, !c.Disable.NetNS); err != nil {
+		s.cmd.Process.Kill()
+		s.Wait()
+		return nil, err
+	}
+	ok = true
+	return s, nil
+}
+
+// listenOnHost opens the proxy listener on the host's loopback (Disable.NetNS), at
+// port or, with 0, a free one.
+func (s *Sandbox) listenOnHost(port int) error {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return wrap(ErrSetup, err, "proxy listener: %v", err)
+	}
+	s.listener = l
+	s.port = l.Addr().(*net.TCPAddr).Port
+	return nil
+}
+
+// encodeInitConfig is the initConfig of c as the sandbox init reads it.
+func encodeInitConfig(c Config) ([]byte, error) {
+	ic := initConfig{Argv: c.Argv, Env: c.Env, Dir: c.Dir, Writable: c.Writable,
+		ReadOnly: c.ReadOnly, Tmp: c.WritableTmp, ProxyPort: c.ProxyPort, Disable: c.Disable}
+	b, err := json.Marshal(ic)
+	if err != nil || len(b) > ConfigBytesMax {
+		return nil, wrap(ErrConfig, err, "configuration too large or not encodable")
+	}
+	return b, nil
+}
+
+// initFiles are both ends of what the gate hands the sandbox init: the config, life
+// and status pipes, and the handoff socket over which the init sends the proxy
+// listener.
+type initFiles struct {
+	configR, configW      *os.File
+	lifeR, lifeW          *os.File
+	statusR, statusW      *os.File
+	handoff, handoffChild *os.File
+}
+
+// openInitFiles opens the pipes and the handoff socket; on error it closes what it
+// opened.
+func openInitFiles() (*initFiles, error) {
+	f := &initFiles{}
+	for _, p := range []struct{ r, w **os.File }{{&f.configR, &f.configW}, {&f.lifeR, &f.lifeW}, {&f.statusR, &f.statusW}} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			f.close()
+			f.lifeW.Close()
+			return nil, wrap(ErrSetup, err, "pipe: %v", err)
+		}
+		*p.r, *p.w = r, w
+	}
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		f.close()
+		f.lifeW.Close()
+		return nil, wrap(ErrSetup, err, "socketpair: %v", err)
+	}
+	f.handoff, f.handoffChild = os.NewFile(uintptr(pair[0]), "handoff"), os.NewFile(uintptr(pair[1]), "handoff-child")
+	return f, nil
+}
+
+// child lists the init's ends, in the order of fdConfig, fdLife, fdStatus, fdHandoff.
+func (f *initFiles) child() []*os.File {
+	return []*os.File{f.configR, f.lifeR, f.statusW, f.handoffChild}
+}
+
+// close closes every end but lifeW, which the Sandbox keeps (closing it ends the
+// sandbox). Closing a file twice, or a nil one, does nothing.
+func (f *initFiles) close() {
+	for _, x := range []*os.File{f.handoffChild, f.handoff, f.statusW, f.statusR, f.lifeR, f.configW, f.configR} {
+		x.Close()
+	}
+}
+
+// startInit starts the sandbox init in its new namespaces.
+func (s *Sandbox) startInit(c Config, files *initFiles) error {
 	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID |
 		unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
 	if !c.Disable.NetNS {
@@ -179,7 +242,7 @@ func Start(c Config) (*Sandbox, error) {
 		Stdin:      c.Stdin,
 		Stdout:     c.Stdout,
 		Stderr:     c.Stderr,
-		ExtraFiles: []*os.File{pipes[0][0], pipes[1][0], pipes[2][1], handoffChild},
+		ExtraFiles: files.child(),
 		SysProcAttr: &syscall.SysProcAttr{
 			Cloneflags:                 flags,
 			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
@@ -205,35 +268,37 @@ func Start(c Config) (*Sandbox, error) {
 		}
 	}()
 	if err := <-started; err != nil {
-		return nil, wrap(ErrSetup, err, "start the sandbox init: %v", err)
+		return wrap(ErrSetup, err, "start the sandbox init: %v", err)
 	}
 	s.cmd = cmd
-	abort := func(err error) (*Sandbox, error) {
-		cmd.Process.Kill()
-		s.Wait()
-		return nil, err
+	return nil
+}
+
+// handshake hands the started init its configuration, receives the proxy listener
+// from it (inNetNS), gives the go-ahead and waits for the init's word that the agent
+// runs. On error the caller kills the init.
+func (s *Sandbox) handshake(files *initFiles, cfgBytes []byte, inNetNS bool) error {
+	files.configR.Close()
+	files.lifeR.Close()
+	files.statusW.Close()
+	files.handoffChild.Close()
+	if _, err := files.configW.Write(cfgBytes); err != nil {
+		return wrap(ErrSetup, err, "hand over the configuration: %v", err)
 	}
-	pipes[0][0].Close()
-	pipes[1][0].Close()
-	pipes[2][1].Close()
-	handoffChild.Close()
-	if _, err := pipes[0][1].Write(cfgBytes); err != nil {
-		return abort(wrap(ErrSetup, err, "hand over the configuration: %v", err))
-	}
-	pipes[0][1].Close()
-	if !c.Disable.NetNS {
-		l, err := receiveListener(handoff)
+	files.configW.Close()
+	if inNetNS {
+		l, err := receiveListener(files.handoff)
 		if err != nil {
 			// The init says why in its status line, if it could.
-			if ok, msg := readStatus(pipes[2][0]); !ok && msg != "" {
+			if ok, msg := readStatus(files.statusR); !ok && msg != "" {
 				err = errors.New(msg)
 			}
-			return abort(wrap(ErrSetup, err, "proxy listener in the sandbox: %v", err))
+			return wrap(ErrSetup, err, "proxy listener in the sandbox: %v", err)
 		}
 		s.listener = l
 	}
 	if _, err := s.life.Write([]byte{1}); err != nil {
-		return abort(wrap(ErrSetup, err, "go-ahead: %v", err))
+		return wrap(ErrSetup, err, "go-ahead: %v", err)
 	}
 	type result struct {
 		ok  bool
@@ -241,17 +306,16 @@ func Start(c Config) (*Sandbox, error) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		ok, msg := readStatus(pipes[2][0])
+		ok, msg := readStatus(files.statusR)
 		done <- result{ok, msg}
 	}()
 	select {
 	case r := <-done:
 		if !r.ok {
-			return abort(wrap(ErrSetup, nil, "%s", r.msg))
+			return wrap(ErrSetup, nil, "%s", r.msg)
 		}
 	case <-time.After(startTimeout):
-		return abort(wrap(ErrSetup, nil, "no word from the sandbox init in %v", startTimeout))
+		return wrap(ErrSetup, nil, "no word from the sandbox init in %v", startTimeout)
 	}
-	ok = true
-	return s, nil
+	return nil
 }

@@ -17,48 +17,79 @@ var socketDirs = []string{"/tmp", "/run", "/var/run"}
 // devNodes are bound from the host into the agent's minimal /dev.
 var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
 
+// Paths of the mount view's assembly: the scratch tmpfs is mounted at scratchRoot and
+// becomes the root; the host's tree is then at hostRoot and the view is built at
+// viewRoot.
+const (
+	scratchRoot = "/tmp"
+	hostRoot    = "/oldroot"
+	viewRoot    = "/newroot"
+)
+
 // buildView replaces the root of the (new, private) mount namespace with the
 // agent's view and makes it the root: the host's tree read-only, tmpfs over the
 // socket directories, a minimal /dev, a fresh /proc, c.ReadOnly bound read-only and
 // c.Writable bound read-write. It runs in the sandbox init, before any restriction.
 func buildView(c *initConfig) error {
-	step := func(what string, err error) error {
-		if err != nil {
-			return fmt.Errorf("soundgate/sandbox: %s: %w", what, err)
-		}
-		return nil
+	if err := pivotToScratch(); err != nil {
+		return err
 	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return step("make / private", err)
-	}
-	// A scratch tmpfs becomes the root for a moment; the host's tree is then at
-	// /oldroot and the view is assembled at /newroot.
-	const base = "/tmp"
-	if err := unix.Mount("tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size=65536"); err != nil {
-		return step("mount scratch tmpfs", err)
-	}
-	for _, d := range []string{base + "/oldroot", base + "/newroot"} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			return step("mkdir", err)
-		}
-	}
-	if err := unix.PivotRoot(base, base+"/oldroot"); err != nil {
-		return step("pivot_root to scratch", err)
-	}
-	if err := unix.Chdir("/"); err != nil {
-		return step("chdir", err)
-	}
-	const old, nr = "/oldroot", "/newroot"
-	if err := unix.Mount(old, nr, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return step("bind the host's root", err)
+	if err := unix.Mount(hostRoot, viewRoot, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return viewStep("bind the host's root", err)
 	}
 	if !c.Disable.ReadOnlyRoot {
-		if err := setattr(nr, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID, true); err != nil {
-			return step("make the root read-only", err)
+		if err := setattr(viewRoot, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID, true); err != nil {
+			return viewStep("make the root read-only", err)
 		}
 	}
+	if err := hideSocketDirs(viewRoot); err != nil {
+		return err
+	}
+	if err := buildDev(viewRoot+"/dev", hostRoot+"/dev", c.Disable.ReadOnlyRoot); err != nil {
+		return err
+	}
+	if err := unix.Mount("proc", viewRoot+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return viewStep("mount a fresh /proc", err)
+	}
+	if err := bindConfigured(c); err != nil {
+		return err
+	}
+	return enterView()
+}
+
+// viewStep says which step of the view's assembly failed (nil if err is nil).
+func viewStep(what string, err error) error {
+	if err != nil {
+		return fmt.Errorf("soundgate/sandbox: %s: %w", what, err)
+	}
+	return nil
+}
+
+// pivotToScratch makes the mount tree private and a scratch tmpfs the root, with
+// the host's tree at hostRoot and an empty viewRoot beside it.
+func pivotToScratch() error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return viewStep("make / private", err)
+	}
+	if err := unix.Mount("tmpfs", scratchRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size=65536"); err != nil {
+		return viewStep("mount scratch tmpfs", err)
+	}
+	for _, d := range []string{scratchRoot + hostRoot, scratchRoot + viewRoot} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return viewStep("mkdir", err)
+		}
+	}
+	if err := unix.PivotRoot(scratchRoot, scratchRoot+hostRoot); err != nil {
+		return viewStep("pivot_root to scratch", err)
+	}
+	return viewStep("chdir", unix.Chdir("/"))
+}
+
+// hideSocketDirs mounts an empty tmpfs over each of socketDirs in the view (the
+// agent's private /tmp among them).
+func hideSocketDirs(view string) error {
 	for _, d := range socketDirs {
-		fi, err := os.Lstat(nr + d)
+		fi, err := os.Lstat(view + d)
 		if err != nil || !fi.IsDir() {
 			continue // absent, or a symbolic link into another hidden directory
 		}
@@ -66,17 +97,16 @@ func buildView(c *initConfig) error {
 		if d == "/tmp" {
 			opts = fmt.Sprintf("mode=01777,size=%d", tmpSizeBytes)
 		}
-		if err := unix.Mount("tmpfs", nr+d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-			return step("tmpfs over "+d, err)
+		if err := unix.Mount("tmpfs", view+d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+			return viewStep("tmpfs over "+d, err)
 		}
 	}
-	if err := buildDev(nr+"/dev", old+"/dev", c.Disable.ReadOnlyRoot); err != nil {
-		return err
-	}
-	if err := unix.Mount("proc", nr+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return step("mount a fresh /proc", err)
-	}
-	// Parents before children, so that a writable path inside a read-only one wins.
+	return nil
+}
+
+// bindConfigured binds c.ReadOnly and c.Writable from the host's tree into the view,
+// parents before children, so that a writable path inside a read-only one wins.
+func bindConfigured(c *initConfig) error {
 	type bind struct {
 		path     string
 		writable bool
@@ -90,21 +120,26 @@ func buildView(c *initConfig) error {
 	}
 	sort.SliceStable(binds, func(i, j int) bool { return len(binds[i].path) < len(binds[j].path) })
 	for _, b := range binds {
-		if err := bindPath(old+b.path, nr+b.path, b.writable || c.Disable.ReadOnlyRoot); err != nil {
-			return step("bind "+b.path, err)
+		if err := bindPath(hostRoot+b.path, viewRoot+b.path, b.writable || c.Disable.ReadOnlyRoot); err != nil {
+			return viewStep("bind "+b.path, err)
 		}
 	}
-	// Enter the view and drop the scratch root with the host's tree under it.
-	if err := unix.Chdir(nr); err != nil {
-		return step("chdir to the view", err)
+	return nil
+}
+
+// enterView makes the view the root and drops the scratch root with the host's tree
+// under it.
+func enterView() error {
+	if err := unix.Chdir(viewRoot); err != nil {
+		return viewStep("chdir to the view", err)
 	}
 	if err := unix.PivotRoot(".", "."); err != nil {
-		return step("pivot_root to the view", err)
+		return viewStep("pivot_root to the view", err)
 	}
 	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
-		return step("detach the host's root", err)
+		return viewStep("detach the host's root", err)
 	}
-	return step("chdir /", unix.Chdir("/"))
+	return viewStep("chdir /", unix.Chdir("/"))
 }
 
 // buildDev mounts a tmpfs at dev holding the devNodes bound from the host, the usual

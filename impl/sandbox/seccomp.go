@@ -14,7 +14,7 @@ import (
 // The seccomp filter is a deny list in front of an allow-by-default policy: an agent
 // is an arbitrary program (a Python or Node interpreter, a shell), so an allow list
 // of every system call it may use is not something this gate can promise. What it
-// denies is what Landlock (ABI 6 or 7 here) and the namespaces leave open:
+// denies is what Landlock (from LandlockABIMin) and the namespaces leave open:
 //
 //   - socket() except TCP over IPv4/IPv6: Landlock's TCP rules do not cover MPTCP;
 //     UDP needs Landlock ABI 10 and connecting to a pathname Unix socket ABI 9. Raw,
@@ -74,10 +74,10 @@ const sockTypeMask = 0xf
 
 // seccompPolicy is the library part of the filter: unconditional denials by name.
 // The argument checks (socket, socketpair, clone, ioctl) are in the prologue: the
-// library's argument conditions leave an argument in the accumulator when they do
-// not match, and later comparisons against system call numbers then compare that
-// argument (go-seccomp-bpf v1.6.0; the escape matrix caught UDP and netlink sockets
-// getting through). The prologue reloads the number before every check.
+// library's argument conditions (go-seccomp-bpf v1.6.0) leave an argument in the
+// accumulator when they do not match, so that later comparisons against system call
+// numbers would compare that argument. The prologue reloads the number before every
+// check.
 func seccompPolicy() seccomp.Policy {
 	return seccomp.Policy{
 		DefaultAction: seccomp.ActionAllow,
@@ -163,21 +163,50 @@ func seccompProgram() ([]bpf.RawInstruction, error) {
 	if err != nil {
 		return nil, fmt.Errorf("soundgate/sandbox: seccomp policy: %w", err)
 	}
-	const (
-		nrOff   = 0
-		archOff = 4
-		kill    = unix.SECCOMP_RET_KILL_PROCESS
-		allow   = unix.SECCOMP_RET_ALLOW
-		deny    = unix.SECCOMP_RET_ERRNO | uint32(errnoDenied)
-	)
-	// argLo loads the low half of argument i (little endian): the kernel reads these
-	// arguments as 32-bit values, so the high half must not matter.
-	argLo := func(i uint32) bpf.Instruction { return bpf.LoadAbsolute{Off: 16 + 8*i, Size: 4} }
-	nr := bpf.LoadAbsolute{Off: nrOff, Size: 4}
+	pro, err := seccompPrologue()
+	if err != nil {
+		return nil, err
+	}
+	return bpf.Assemble(append(pro, body...))
+}
+
+// The prologue's return values.
+const (
+	retKill  = unix.SECCOMP_RET_KILL_PROCESS
+	retAllow = unix.SECCOMP_RET_ALLOW
+	retDeny  = unix.SECCOMP_RET_ERRNO | uint32(errnoDenied)
+)
+
+// loadNr and loadArch load the call number and the architecture of struct seccomp_data.
+var (
+	loadNr   = bpf.LoadAbsolute{Off: 0, Size: 4}
+	loadArch = bpf.LoadAbsolute{Off: 4, Size: 4}
+)
+
+// argLo loads the low half of argument i (little endian): the kernel reads these
+// arguments as 32-bit values, so the high half must not matter.
+func argLo(i uint32) bpf.Instruction { return bpf.LoadAbsolute{Off: 16 + 8*i, Size: 4} }
+
+// sockType loads socket()'s and socketpair()'s type argument without its flags.
+var sockType = []bpf.Instruction{argLo(1), bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask}}
+
+// call starts the check of system call nr at label name: it reloads the call number
+// (an argument check leaves its argument in the accumulator) and goes on at next
+// unless the call is nr.
+func (a *asm) call(name string, nr uint32, next string) {
+	a.label(name)
+	a.add(loadNr)
+	a.jeq(nr, "", next)
+}
+
+// seccompPrologue is the part of the filter that the library cannot be trusted with
+// (seccompPolicy): the architecture check, then every argument check. One listing, in
+// the order the filter runs it; it falls through to the library's program.
+func seccompPrologue() ([]bpf.Instruction, error) {
 	a := &asm{labels: map[string]int{}}
-	a.add(bpf.LoadAbsolute{Off: archOff, Size: 4})
+	a.add(loadArch)
 	a.jeq(auditArch, "", "kill")
-	a.add(nr)
+	a.add(loadNr)
 	if x32Bit != 0 {
 		a.jset(x32Bit, "kill", "")
 	}
@@ -187,46 +216,39 @@ func seccompProgram() ([]bpf.RawInstruction, error) {
 	a.jeq(unix.TIOCSTI, "deny", "")
 	a.jeq(unix.TIOCLINUX, "deny", "allow")
 	// socket: TCP over IPv4 or IPv6 only.
-	a.label("socket")
-	a.add(nr)
-	a.jeq(unix.SYS_SOCKET, "", "socketpair")
+	a.call("socket", unix.SYS_SOCKET, "socketpair")
 	a.add(argLo(0))
 	a.jeq(unix.AF_INET, "socket-type", "")
 	a.jeq(unix.AF_INET6, "socket-type", "deny")
 	a.label("socket-type")
-	a.add(argLo(1), bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask})
+	a.add(sockType...)
 	a.jeq(unix.SOCK_STREAM, "", "deny")
 	a.add(argLo(2))
 	a.jeq(0, "allow", "")
 	a.jeq(unix.IPPROTO_TCP, "allow", "deny")
 	// socketpair: a Unix stream pair only.
-	a.label("socketpair")
-	a.add(nr)
-	a.jeq(unix.SYS_SOCKETPAIR, "", "clone")
+	a.call("socketpair", unix.SYS_SOCKETPAIR, "clone")
 	a.add(argLo(0))
 	a.jeq(unix.AF_UNIX, "", "deny")
-	a.add(argLo(1), bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask})
+	a.add(sockType...)
 	a.jeq(unix.SOCK_STREAM, "allow", "deny")
 	// clone: no namespace flags (clone reads the low 32 bits of its flags).
-	a.label("clone")
-	a.add(nr)
-	a.jeq(unix.SYS_CLONE, "", "body")
+	a.call("clone", unix.SYS_CLONE, "body")
 	a.add(argLo(0))
 	a.jset(nsCloneFlags, "deny", "allow")
 	a.label("allow")
-	a.add(bpf.RetConstant{Val: allow})
+	a.add(bpf.RetConstant{Val: retAllow})
 	a.label("deny")
-	a.add(bpf.RetConstant{Val: deny})
+	a.add(bpf.RetConstant{Val: retDeny})
 	a.label("kill")
-	a.add(bpf.RetConstant{Val: kill})
+	a.add(bpf.RetConstant{Val: retKill})
 	a.label("body")
-	a.add(bpf.Jump{}) // placeholder target; replaced by the library's program below
+	a.add(bpf.Jump{}) // a target for the jumps to "body", dropped below: the library's program follows
 	pro, err := a.resolve()
 	if err != nil {
 		return nil, err
 	}
-	pro = pro[:len(pro)-1]
-	return bpf.Assemble(append(pro, body...))
+	return pro[:len(pro)-1], nil
 }
 
 // installSeccomp loads the filter on every thread of the process (TSYNC). The

@@ -4,15 +4,41 @@ import (
 	"os"
 	"testing"
 
+	"github.com/soundgate/soundgate/clients/go/client"
+	"github.com/soundgate/soundgate/impl/egress"
 	"github.com/soundgate/soundgate/impl/sandbox"
 	"github.com/soundgate/soundgate/impl/sandbox/escape"
 	"github.com/soundgate/soundgate/impl/sandbox/internal/kerneltest"
+	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
 func TestMain(m *testing.M) {
 	sandbox.RunStageIfChild()
 	escape.RunProbeIfChild()
 	os.Exit(m.Run())
+}
+
+// gate starts an in-memory gate server and dials it as operator, approver and agent.
+func gate(t *testing.T) (ops, approver, agent *client.Client) {
+	t.Helper()
+	g := servertest.Start(t, servertest.Options{})
+	return g.Dial(t, servertest.OperatorToken), g.Dial(t, servertest.ApproverToken), g.Dial(t, servertest.AgentToken)
+}
+
+// startProxied starts the sandbox of cfg with proxy serving its listener and returns
+// the channel that gets the agent's exit status; the sandbox is killed when the test
+// ends.
+func startProxied(t *testing.T, cfg sandbox.Config, proxy *egress.Proxy) chan int {
+	t.Helper()
+	sb, err := sandbox.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Kill() })
+	go proxy.Serve(sb.Listener())
+	done := make(chan int, 1)
+	go func() { code, _ := sb.Wait(); done <- code }()
+	return done
 }
 
 func exe(t *testing.T) string {

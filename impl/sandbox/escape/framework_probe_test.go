@@ -20,7 +20,6 @@ import (
 	"github.com/soundgate/soundgate/impl/egress"
 	"github.com/soundgate/soundgate/impl/sandbox"
 	"github.com/soundgate/soundgate/impl/sandbox/internal/kerneltest"
-	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
 // Limits of the framework probe test.
@@ -202,8 +201,7 @@ func TestFrameworkProbe(t *testing.T) {
 	kerneltest.Require(t, sandbox.Layers{})
 	node, root := requireFrameworkProbe(t)
 	ctx := context.Background()
-	g := servertest.Start(t, servertest.Options{})
-	ops, alice, agent := g.Dial(t, servertest.OperatorToken), g.Dial(t, servertest.ApproverToken), g.Dial(t, servertest.AgentToken)
+	ops, alice, agent := gate(t)
 
 	cases := []struct {
 		name     string
@@ -253,11 +251,6 @@ func TestFrameworkProbe(t *testing.T) {
 				cfg.ReadOnly = []string{filepath.Join(root, "probes", "js")}
 				cfg.WritableTmp = false
 			}
-			sb, err := sandbox.Start(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { sb.Kill() })
 			var evMu sync.Mutex
 			var events []egress.Event
 			var admitter egress.Admitter = &egress.ClientAdmitter{C: agent}
@@ -266,9 +259,7 @@ func TestFrameworkProbe(t *testing.T) {
 			}
 			proxy := &egress.Proxy{Admitter: admitter, Run: core.RunID(run), HeldWaitMax: frameworkStepWait,
 				Log: func(e egress.Event) { evMu.Lock(); events = append(events, e); evMu.Unlock() }}
-			go proxy.Serve(sb.Listener())
-			done := make(chan int, 1)
-			go func() { code, _ := sb.Wait(); done <- code }()
+			done := startProxied(t, cfg, proxy)
 
 			waitLine := func(prefix string) string {
 				t.Helper()

@@ -17,7 +17,6 @@ import (
 	"github.com/soundgate/soundgate/impl/egress"
 	"github.com/soundgate/soundgate/impl/sandbox"
 	"github.com/soundgate/soundgate/impl/sandbox/internal/kerneltest"
-	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
 // TestMediatedRun is `soundgate run` end to end against a real gate server: the agent
@@ -27,8 +26,7 @@ import (
 func TestMediatedRun(t *testing.T) {
 	kerneltest.Require(t, sandbox.Layers{})
 	ctx := context.Background()
-	g := servertest.Start(t, servertest.Options{})
-	ops, alice, agent := g.Dial(t, servertest.OperatorToken), g.Dial(t, servertest.ApproverToken), g.Dial(t, servertest.AgentToken)
+	ops, alice, agent := gate(t)
 	var hits atomic.Int64
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -44,21 +42,14 @@ func TestMediatedRun(t *testing.T) {
 	}
 	runAgent := func(key string) (chan int, *bytes.Buffer) {
 		var out bytes.Buffer
-		sb, err := sandbox.Start(sandbox.Config{
+		proxy := &egress.Proxy{Admitter: &egress.ClientAdmitter{C: agent}, Run: "run-1", HeldWaitMax: 20 * time.Second}
+		done := startProxied(t, sandbox.Config{
 			Argv:     []string{exe(t)},
 			Env:      []string{"SOUNDGATE_ESCAPE_PROBE=get " + up.URL + "/effect " + key, "HTTP_PROXY=http://127.0.0.1:3128"},
 			Dir:      "/",
 			ReadOnly: []string{filepath.Dir(exe(t))},
 			Stdout:   &out, Stderr: &out,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		proxy := &egress.Proxy{Admitter: &egress.ClientAdmitter{C: agent}, Run: "run-1", HeldWaitMax: 20 * time.Second}
-		go proxy.Serve(sb.Listener())
-		done := make(chan int, 1)
-		go func() { code, _ := sb.Wait(); done <- code }()
-		t.Cleanup(func() { sb.Kill() })
+		}, proxy)
 		return done, &out
 	}
 	done, out := runAgent("fetch-1")

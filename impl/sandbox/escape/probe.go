@@ -236,107 +236,115 @@ func httpGet(proxyURL, target, key string) Attempt {
 	return Attempt{Step: "http", Status: resp.StatusCode, Body: strings.TrimSpace(string(b))}
 }
 
+// probes is the probe's side of the matrix: one attempt per channel of Channels.
 func probes(t *Targets) []probe {
+	tcp := func(sink string) func() Attempt {
+		return func() Attempt { return sockSend(unix.AF_INET, unix.SOCK_STREAM, 0, inet4(sink)) }
+	}
+	unixStream := func(name string) func() Attempt {
+		return func() Attempt { return sockSend(unix.AF_UNIX, unix.SOCK_STREAM, 0, &unix.SockaddrUnix{Name: name}) }
+	}
+	create := func(path string) func() Attempt {
+		return func() Attempt { return openWrite("open", path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL) }
+	}
 	return []probe{
-		{"tcp-direct", func() Attempt { return sockSend(unix.AF_INET, unix.SOCK_STREAM, 0, inet4(t.TCPSink)) }},
-		{"tcp6-direct", func() Attempt {
-			if t.TCP6Sink == "" {
-				return Attempt{Step: "n/a"}
-			}
-			return sockSend(unix.AF_INET6, unix.SOCK_STREAM, 0, inet6(t.TCP6Sink))
-		}},
-		{"tcp-other-address", func() Attempt { return sockSend(unix.AF_INET, unix.SOCK_STREAM, 0, inet4(t.OtherAddress)) }},
-		{"mptcp", func() Attempt {
-			return sockSend(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, inet4(t.TCPSink))
-		}},
+		{"tcp-direct", tcp(t.TCPSink)},
+		{"tcp6-direct", func() Attempt { return tcp6(t.TCP6Sink) }},
+		{"tcp-other-address", tcp(t.OtherAddress)},
+		{"mptcp", func() Attempt { return sockSend(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, inet4(t.TCPSink)) }},
 		{"udp", func() Attempt { return sockSend(unix.AF_INET, unix.SOCK_DGRAM, 0, inet4(t.UDPSink)) }},
 		{"raw", func() Attempt { return sockSend(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP, nil) }},
 		{"netlink", func() Attempt { return sockSend(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE, nil) }},
-		{"packet", func() Attempt {
-			return sockSend(unix.AF_PACKET, unix.SOCK_RAW, int(htons(unix.ETH_P_ALL)), nil)
-		}},
-		{"unix-path", func() Attempt {
-			return sockSend(unix.AF_UNIX, unix.SOCK_STREAM, 0, &unix.SockaddrUnix{Name: t.UnixPath})
-		}},
-		{"unix-abstract", func() Attempt {
-			return sockSend(unix.AF_UNIX, unix.SOCK_STREAM, 0, &unix.SockaddrUnix{Name: "@" + t.UnixAbstract})
-		}},
-		{"unix-dgram-pair", func() Attempt {
-			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-			if err != nil {
-				return fail("socketpair", err)
-			}
-			unix.Close(fds[0])
-			unix.Close(fds[1])
-			return Attempt{Step: "socketpair"}
-		}},
-		{"io_uring", func() Attempt {
-			var params [120]byte
-			fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 4, uintptr(unsafe.Pointer(&params[0])), 0)
-			if e != 0 {
-				return fail("io_uring_setup", e)
-			}
-			unix.Close(int(fd))
-			return Attempt{Step: "io_uring_setup"}
-		}},
+		{"packet", func() Attempt { return sockSend(unix.AF_PACKET, unix.SOCK_RAW, int(htons(unix.ETH_P_ALL)), nil) }},
+		{"unix-path", unixStream(t.UnixPath)},
+		{"unix-abstract", unixStream("@" + t.UnixAbstract)},
+		{"unix-dgram-pair", unixDgramPair},
+		{"io_uring", ioURing},
 		{"write-file", func() Attempt { return openWrite("open", t.ReadOnlyFile, unix.O_WRONLY|unix.O_APPEND) }},
-		{"create-file", func() Attempt {
-			return openWrite("open", t.ReadOnlyDir+"/created-by-probe", unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL)
-		}},
+		{"create-file", create(t.ReadOnlyDir + "/created-by-probe")},
 		{"write-fifo", func() Attempt { return openWrite("open", t.FIFO, unix.O_WRONLY|unix.O_NONBLOCK) }},
-		{"dev-shm", func() Attempt {
-			return openWrite("open", "/dev/shm/"+t.ShmName, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL)
-		}},
-		{"mount", func() Attempt {
-			if err := unix.Mount("none", "/tmp", "tmpfs", 0, ""); err != nil {
-				return fail("mount", err)
-			}
-			return Attempt{Step: "mount"}
-		}},
-		{"unshare", func() Attempt {
-			pid, err := child(modeExit, &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWUSER})
-			if err != nil {
-				return fail("unshare", err)
-			}
-			reap(pid)
-			return Attempt{Step: "unshare"}
-		}},
-		{"clone-newuser", func() Attempt {
-			pid, err := child(modeExit, &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER})
-			if err != nil {
-				return fail("clone", err)
-			}
-			reap(pid)
-			return Attempt{Step: "clone"}
-		}},
-		{"ptrace", func() Attempt {
-			pid, err := child(modeSleep, nil)
-			if err != nil {
-				return fail("fork", err)
-			}
-			defer reap(pid)
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			if err := unix.PtraceAttach(pid); err != nil {
-				return fail("ptrace", err)
-			}
-			unix.PtraceDetach(pid)
-			return Attempt{Step: "ptrace"}
-		}},
-		{"signal-gate", func() Attempt {
-			if err := unix.Kill(t.GatePID, 0); err != nil {
-				return fail("kill", err)
-			}
-			return Attempt{Step: "kill"}
-		}},
+		{"dev-shm", create("/dev/shm/" + t.ShmName)},
+		{"mount", mountTmpfs},
+		{"unshare", func() Attempt { return newUserNS("unshare", &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWUSER}) }},
+		{"clone-newuser", func() Attempt { return newUserNS("clone", &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}) }},
+		{"ptrace", ptraceChild},
+		{"signal-gate", func() Attempt { return signalGate(t.GatePID) }},
 		{"tiocsti", func() Attempt { return tiocsti(unix.TIOCSTI) }},
 		{"tiocsti-high-bits", func() Attempt { return tiocsti(unix.TIOCSTI | 1<<32) }},
-		{"write-writable", func() Attempt {
-			return openWrite("open", t.WritableDir+"/written-by-probe", unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL)
-		}},
+		{"write-writable", create(t.WritableDir + "/written-by-probe")},
 		{"http-admitted", func() Attempt { return httpGet(t.ProxyURL, t.AdmitURL, t.AdmitKey) }},
 		{"http-denied", func() Attempt { return httpGet(t.ProxyURL, t.DenyURL, t.DenyKey) }},
 	}
+}
+
+// tcp6 connects over IPv6 to sink; "n/a" where the host has no IPv6 loopback.
+func tcp6(sink string) Attempt {
+	if sink == "" {
+		return Attempt{Step: "n/a"}
+	}
+	return sockSend(unix.AF_INET6, unix.SOCK_STREAM, 0, inet6(sink))
+}
+
+func unixDgramPair() Attempt {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fail("socketpair", err)
+	}
+	unix.Close(fds[0])
+	unix.Close(fds[1])
+	return Attempt{Step: "socketpair"}
+}
+
+func ioURing() Attempt {
+	var params [120]byte
+	fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 4, uintptr(unsafe.Pointer(&params[0])), 0)
+	if e != 0 {
+		return fail("io_uring_setup", e)
+	}
+	unix.Close(int(fd))
+	return Attempt{Step: "io_uring_setup"}
+}
+
+func mountTmpfs() Attempt {
+	if err := unix.Mount("none", "/tmp", "tmpfs", 0, ""); err != nil {
+		return fail("mount", err)
+	}
+	return Attempt{Step: "mount"}
+}
+
+// newUserNS starts a child in a new user namespace (attr says how: unshare or
+// clone flags); step names the call.
+func newUserNS(step string, attr *syscall.SysProcAttr) Attempt {
+	pid, err := child(modeExit, attr)
+	if err != nil {
+		return fail(step, err)
+	}
+	reap(pid)
+	return Attempt{Step: step}
+}
+
+// ptraceChild attaches to a child of the probe's own.
+func ptraceChild() Attempt {
+	pid, err := child(modeSleep, nil)
+	if err != nil {
+		return fail("fork", err)
+	}
+	defer reap(pid)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := unix.PtraceAttach(pid); err != nil {
+		return fail("ptrace", err)
+	}
+	unix.PtraceDetach(pid)
+	return Attempt{Step: "ptrace"}
+}
+
+// signalGate sends signal 0 to the gate's host PID.
+func signalGate(pid int) Attempt {
+	if err := unix.Kill(pid, 0); err != nil {
+		return fail("kill", err)
+	}
+	return Attempt{Step: "kill"}
 }
 
 func tiocsti(cmd uint64) Attempt {
