@@ -165,6 +165,9 @@ func enumCase(c *ctx, x *caseNode, k func()) {
 // taken: its label.
 func enumCall(c *ctx, x *callNode, k func()) {
 	d := x.def
+	if d.recursive {
+		c.enterRecursive(x) // k runs inside the call, so within its count
+	}
 	frame, stack, sp := c.push(d.frameSize)
 	for i, a := range x.args {
 		frame[i] = a.eval(c)
@@ -184,6 +187,9 @@ func enumCall(c *ctx, x *callNode, k func()) {
 	})
 	c.frame = saved
 	c.pop(frame, stack, sp)
+	if d.recursive {
+		c.depth--
+	}
 	if labelled {
 		c.labelDef, c.labelArgs = nil, nil
 	}

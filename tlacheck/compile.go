@@ -20,6 +20,7 @@ type opDef struct {
 	body      node
 	level     int
 	ownPrime  bool // its own body contains a prime or UNCHANGED (action label)
+	recursive bool // declared RECURSIVE: its calls are counted (MaxRecursionDepth)
 	ast       *def
 	compiled  bool
 	compiling bool

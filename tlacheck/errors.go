@@ -61,8 +61,34 @@ func errAt(kind error, p Pos, format string, args ...any) *Error {
 	return &Error{Kind: kind, Pos: p, Msg: fmt.Sprintf(format, args...)}
 }
 
-// evalPanic carries an evaluation error through the evaluator's panics.
-type evalPanic struct{ err *Error }
+// MaxRecursionDepth bounds how deeply calls of RECURSIVE operators may nest. A
+// recursion over the finite values of a model is as deep as a set or a sequence is
+// long (spec/tla uses none, tlacheck/testdata three levels at most); one that goes
+// deeper than this has almost surely no base case for its arguments. Ten thousand
+// levels of tlacheck/testdata/NoBaseCase.tla take under 4 MB of Go stack in an
+// expression and under 32 MB in an action, far from the runtime's 1 GB limit.
+const MaxRecursionDepth = 10000
+
+// RecursionError reports calls of a RECURSIVE operator nested deeper than
+// MaxRecursionDepth. It wraps ErrEval.
+type RecursionError struct {
+	Op   string // the operator called one level too deep
+	File string // source file, may be empty
+	Pos  Pos    // that call
+}
+
+// Error renders file:line:col: evaluation error: the operator and the limit.
+func (e *RecursionError) Error() string {
+	msg := fmt.Sprintf("RECURSIVE operator %s nested more than %d calls deep (no base case reached?)", e.Op, MaxRecursionDepth)
+	return (&Error{Kind: ErrEval, File: e.File, Pos: e.Pos, Msg: msg}).Error()
+}
+
+// Unwrap returns ErrEval, so errors.Is(err, ErrEval) holds.
+func (e *RecursionError) Unwrap() error { return ErrEval }
+
+// evalPanic carries an evaluation error (*Error or *RecursionError) through the
+// evaluator's panics.
+type evalPanic struct{ err error }
 
 func throw(p Pos, format string, args ...any) {
 	panic(evalPanic{errAt(ErrEval, p, format, args...)})

@@ -16,6 +16,7 @@ type ctx struct {
 	cur   []Value // current state; nil entries are unassigned (initial-state search)
 	next  []Value // next state; nil entries are unassigned
 	frame []Value
+	depth int // calls of RECURSIVE operators under way
 	vars  []string
 	stack []Value // frames are carved from here (push/pop)
 	sp    int
@@ -224,6 +225,9 @@ func (n *callNode) eval(c *ctx) Value {
 			return d.cached
 		}
 	}
+	if d.recursive {
+		c.enterRecursive(n)
+	}
 	frame, stack, sp := c.push(d.frameSize)
 	for i, a := range n.args {
 		frame[i] = a.eval(c)
@@ -233,10 +237,23 @@ func (n *callNode) eval(c *ctx) Value {
 	v := d.body.eval(c)
 	c.frame = saved
 	c.pop(frame, stack, sp)
+	if d.recursive {
+		c.depth--
+	}
 	if d.nparams == 0 && d.level == levelConst {
 		d.cached = v
 	}
 	return v
+}
+
+// enterRecursive counts the call n of a RECURSIVE operator, which the caller
+// uncounts (c.depth--) when it returns; past MaxRecursionDepth it throws a
+// RecursionError. An error abandons the whole evaluation, so it is not uncounted.
+func (c *ctx) enterRecursive(n *callNode) {
+	c.depth++
+	if c.depth > MaxRecursionDepth {
+		panic(evalPanic{&RecursionError{Op: n.def.name, Pos: n.p}})
+	}
 }
 
 func (n *letCallNode) eval(c *ctx) Value {
@@ -579,8 +596,10 @@ func power(x, y int64, p Pos) Value {
 func member(x, s Value, p Pos) (res bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			if ep, ok := r.(evalPanic); ok && ep.err.Pos.Line == 0 {
-				ep.err.Pos = p
+			if ep, ok := r.(evalPanic); ok {
+				if e, ok := ep.err.(*Error); ok && e.Pos.Line == 0 {
+					e.Pos = p
+				}
 				panic(ep)
 			}
 			panic(r)

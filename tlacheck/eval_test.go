@@ -2,6 +2,7 @@ package tlacheck
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -175,5 +176,52 @@ func TestExtendsScopesOperators(t *testing.T) {
 	_, err := LoadSource(mod, "INIT Init\nNEXT Next\n")
 	if !errors.Is(err, ErrSemantic) || !strings.Contains(err.Error(), "Sequences") {
 		t.Fatalf("Append without EXTENDS Sequences: got %v", err)
+	}
+}
+
+// A RECURSIVE operator with no base case stops at MaxRecursionDepth with a
+// RecursionError that names it and the call, in an expression and in an action.
+func TestRecursionWithoutBaseCaseIsAnEvalError(t *testing.T) {
+	cases := []struct{ cfg, op, pos string }{
+		{"NoBaseCase", "Loop", "9:12"},
+		{"NoBaseCase_action", "Step", "12:27"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.cfg, func(t *testing.T) {
+			_, err := loadTestdata(t, "NoBaseCase", tc.cfg).Check(Options{})
+			var re *RecursionError
+			if !errors.As(err, &re) || !errors.Is(err, ErrEval) {
+				t.Fatalf("got %v, want a *RecursionError wrapping ErrEval", err)
+			}
+			if re.Op != tc.op || re.Pos.String() != tc.pos {
+				t.Errorf("operator %s at %s, want %s at %s", re.Op, re.Pos, tc.op, tc.pos)
+			}
+			want := fmt.Sprintf("%s: %v: RECURSIVE operator %s nested more than %d calls deep", tc.pos, ErrEval, tc.op, MaxRecursionDepth)
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%q does not say %q", err, want)
+			}
+		})
+	}
+}
+
+// A recursion exactly MaxRecursionDepth calls deep is evaluated; one more call is not.
+func TestRecursionDepthBoundIsExact(t *testing.T) {
+	mod := "---- MODULE Deep ----\nEXTENDS Naturals\nCONSTANT N\nVARIABLE v\n" +
+		"RECURSIVE Down(_)\nDown(n) == IF n = 0 THEN 0 ELSE Down(n - 1)\n" +
+		"Init == v = 0\nNext == v' = Down(N)\n====\n"
+	for _, tc := range []struct {
+		calls int // Down(N) makes N+1 nested calls
+		fails bool
+	}{{MaxRecursionDepth, false}, {MaxRecursionDepth + 1, true}} {
+		s, err := LoadSource(mod, fmt.Sprintf("CONSTANT N = %d\nINIT Init\nNEXT Next\n", tc.calls-1))
+		noErr(t, err)
+		res, err := s.Check(Options{})
+		var re *RecursionError
+		if got := errors.As(err, &re); got != tc.fails {
+			t.Errorf("%d nested calls: error %v, want a RecursionError: %v", tc.calls, err, tc.fails)
+		}
+		if !tc.fails && (err != nil || res.Outcome != OK || res.Distinct != 1) {
+			t.Errorf("%d nested calls: %+v, %v", tc.calls, res, err)
+		}
 	}
 }

@@ -45,8 +45,15 @@ func LoadSource(tlaSrc, cfgSrc string) (*Spec, error) {
 
 func load(tlaSrc, cfgSrc, tlaName, cfgName string) (*Spec, error) {
 	name := func(err error, file string) error {
-		if e, ok := err.(*Error); ok && e.File == "" {
-			e.File = file
+		switch e := err.(type) {
+		case *Error:
+			if e.File == "" {
+				e.File = file
+			}
+		case *RecursionError:
+			if e.File == "" {
+				e.File = file
+			}
 		}
 		return err
 	}
@@ -116,7 +123,7 @@ func (s *Spec) declareDefinitions() error {
 		if _, dup := c.defs[d.name]; dup {
 			return errAt(ErrSemantic, d.p, "%s is defined twice", d.name)
 		}
-		c.defs[d.name] = &opDef{name: d.name, pos: d.p, nparams: len(d.params), ast: d}
+		c.defs[d.name] = &opDef{name: d.name, pos: d.p, nparams: len(d.params), ast: d, recursive: d.recursive}
 	}
 	return nil
 }

@@ -1,6 +1,6 @@
 // Command tlacheck model-checks a TLA+ spec with a TLC .cfg file, using the Go
-// checker of package tla. It prints TLC's figures (states generated, distinct states,
-// depth) and exits with TLC's codes: 0 ok, 11 deadlock, 12 safety violation.
+// checker of package tlacheck. It prints TLC's figures (states generated, distinct
+// states, depth) and exits with TLC's codes: 0 ok, 11 deadlock, 12 safety violation.
 //
 // Usage:
 //
@@ -8,7 +8,8 @@
 //	tlacheck -all spec/tla [-quick]
 //	tlacheck -inductive -indinv IndInv -typeok TypeOK -safety Safety [-config X.cfg] X.tla
 //
-// Other exit codes: 10 ASSUME violated, 75 evaluation error, 150 parse error,
+// Other exit codes: 10 ASSUME violated, 75 evaluation error (among them a RECURSIVE
+// operator nested deeper than tlacheck.MaxRecursionDepth), 150 parse error,
 // 151 config error, 152 semantic error (names, arity), 153 unsupported construct,
 // 154 state limit reached, 2 usage.
 package main
@@ -236,7 +237,7 @@ func printTrace(w io.Writer, steps []tlacheck.Step) {
 	}
 }
 
-// exitCodes maps the error kinds of package tla to exit codes, first match wins.
+// exitCodes maps the error kinds of package tlacheck to exit codes, first match wins.
 var exitCodes = []struct {
 	kind error
 	code int

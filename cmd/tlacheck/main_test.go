@@ -30,6 +30,10 @@ func TestExitCodesAndSummary(t *testing.T) {
 			"tla Default: error (exit 153): Enabled.tla:7:8:", ""},
 		{"config error", []string{"-config", td + "unsupported/Property.cfg", td + "unsupported/Enabled.tla"}, exitUnsupported,
 			"tla Property: error (exit 153): Property.cfg:3:1", ""},
+		{"no base case", []string{"-config", td + "NoBaseCase.cfg", td + "NoBaseCase.tla"}, exitEval,
+			"tla NoBaseCase: error (exit 75):", ""},
+		{"no base case in an action", []string{"-config", td + "NoBaseCase_action.cfg", td + "NoBaseCase.tla"}, exitEval,
+			"tla NoBaseCase_action: error (exit 75):", ""},
 		{"missing file", []string{td + "NoSuch.tla"}, exitUsage, "tla NoSuch: error", ""},
 		{"inductive ok", []string{"-inductive", "-indinv", "IndInv", "-typeok", "TypeOK", "-safety", "Safety", "-config", td + "Counter.cfg", td + "Counter.tla"}, exitOK,
 			"tla-inductive Counter: 1 initial, 4 states satisfy TypeOK /\\ IndInv, 4 successors checked,", ""},
@@ -52,6 +56,18 @@ func TestExitCodesAndSummary(t *testing.T) {
 				t.Errorf("output lacks %q:\n%s", tc.has, out.String())
 			}
 		})
+	}
+}
+
+// A RECURSIVE operator with no base case ends the run with exit 75 and an error on
+// stderr that names the operator and the call.
+func TestRecursionWithoutBaseCaseIsReported(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"-config", td + "NoBaseCase.cfg", td + "NoBaseCase.tla"}, &out, &errb); code != exitEval {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitEval, out.String(), errb.String())
+	}
+	if want := "9:12: soundgate/tlacheck: evaluation error: RECURSIVE operator Loop nested more than"; !strings.Contains(errb.String(), want) {
+		t.Errorf("stderr %q lacks %q", errb.String(), want)
 	}
 }
 
