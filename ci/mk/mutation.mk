@@ -36,7 +36,7 @@ verify-mutation:
 	$(GO) run ./cmd/mutate $(MUTATION_ARGS) $(MUTATION_PKGS) | tee $(BUILD)/mutation.log
 	tail -n 1 $(BUILD)/mutation.log >> $(SUMMARY)
 
-# The log and the protocol (issue 8, build item 6), scored like the core. They are
+# The log and the protocol, scored like the core. They are
 # documented targets, not in make verify (each takes 20 to 35 minutes on 2 cores); see
 # docs/verify/mutation.md for their figures. The thresholds are the scores of the last
 # complete runs, rounded down: impl/wal 82.4%, impl/proto 96.4%.
