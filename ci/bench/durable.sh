@@ -44,17 +44,8 @@ if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/nu
 fi
 command -v redis-benchmark >/dev/null || die "redis-benchmark missing after install"
 
-mkdir -p "$BENCH_DIR"
-work=$(mktemp -d "$BENCH_DIR/durable.XXXXXX")
-pids=()
-cleanup() {
-  for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
 . ci/bench/lib.sh
+bench_workdir durable
 bench_setup
 BASE_BIN=${BASE_BIN:-}
 [ -z "$BASE_BIN" ] || [ -x "$BASE_BIN" ] || die "BASE_BIN=$BASE_BIN is not an executable"

@@ -1,5 +1,19 @@
-# Shared by the benchmark scripts of ci/bench (source it after `cd` to the repository
-# root and after setting GO and work, the run's temporary directory).
+# Shared by the benchmark scripts of ci/bench: source it after `cd` to the repository
+# root, with GO and BENCH_DIR set.
+
+# bench_workdir NAME makes the run's temporary directory ($work, under BENCH_DIR) and
+# arranges that on exit every process listed in $pids is killed and $work removed.
+pids=()
+bench_workdir() {
+  mkdir -p "$BENCH_DIR"
+  work=$(mktemp -d "$BENCH_DIR/$1.XXXXXX")
+  trap bench_cleanup EXIT
+}
+bench_cleanup() {
+  for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
 
 # The project's one roles fixture (impl/server/servertest/roles.json) and its tokens.
 FIXTURE=impl/server/servertest/roles.json

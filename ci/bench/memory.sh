@@ -19,23 +19,14 @@ GO=${GO:-go}
 die() { echo "memory bench: FAILED: $*" >&2; exit 1; }
 [ -r /proc/self/status ] || die "no /proc: the resident size cannot be read here"
 
-mkdir -p "$BENCH_DIR"
-work=$(mktemp -d "$BENCH_DIR/memory.XXXXXX")
-gate_pid=
-cleanup() {
-  [ -n "$gate_pid" ] && kill "$gate_pid" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
 . ci/bench/lib.sh
+bench_workdir memory
 bench_setup
 
 sock="$work/gate.sock"
 "$work/soundgate" serve --roles "$work/roles.json" --data "$work/data" --listen "" --unix "$sock" \
   --snapshot-every "$SNAPSHOT_EVERY" --max-keys-per-run "$EFFECTS" >"$work/gate.log" 2>&1 &
-gate_pid=$!
+gate_pid=$!; pids+=("$gate_pid")
 await_listening "$work/gate.log" "$gate_pid" || { cat "$work/gate.log"; die "the gate did not start"; }
 
 # Each bench call opens its own runs (prefix) and admits new keys on them; repeat

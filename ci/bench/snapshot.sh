@@ -26,16 +26,8 @@ GO=${GO:-go}
 say() { echo "snapshot-bench: $*"; }
 die() { echo "snapshot bench: FAILED: $*" >&2; exit 1; }
 
-mkdir -p "$BENCH_DIR"
-work=$(mktemp -d "$BENCH_DIR/snapshot.XXXXXX")
-gate_pid=
-cleanup() {
-  [ -n "$gate_pid" ] && kill "$gate_pid" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
 . ci/bench/lib.sh
+bench_workdir snapshot
 bench_setup
 sock="$work/gate.sock"
 
@@ -43,7 +35,7 @@ start_gate() { # DATA_DIR EXTRA_FLAGS...
   local data=$1; shift
   "$work/soundgate" serve --roles "$work/roles.json" --data "$data" --listen "" --unix "$sock" \
     --max-keys-per-run 100000000 "$@" >"$work/gate.log" 2>&1 &
-  gate_pid=$!
+  gate_pid=$!; pids+=("$gate_pid")
   await_listening "$work/gate.log" "$gate_pid" || { cat "$work/gate.log"; die "the gate did not start"; }
 }
 stop_gate() { kill "$gate_pid" 2>/dev/null || true; wait "$gate_pid" 2>/dev/null || true; gate_pid=; }
