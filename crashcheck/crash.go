@@ -83,15 +83,14 @@ type effect struct {
 	admitted  bool         // an `admit` answer or a duplicate was acknowledged
 	completed core.Outcome // acknowledged completion, OutcomeNone if none
 	rejected  bool         // an acknowledged reject covered it (it was held, gated)
-	gated     bool         // admitted gated: held until decided
 	life      int          // the life that last recorded a fact about it
 }
 
+// run is what the gate acknowledged about one run.
 type run struct {
 	opened    bool
 	cancelled bool // acknowledged cancel
 	life      int
-	keys      int // keys created so far
 }
 
 // history is the acknowledged facts; the oracle the checks compare with.
@@ -466,8 +465,8 @@ func (h *history) complete(ctx context.Context, c *client.Client, r, k string, r
 	return nil
 }
 
-// gatedEffect admits a new gated effect r/k, which must be held, then approves or (one in
-// three) rejects it, recording an acknowledged rejection.
+// gatedEffect admits a new gated effect r/k, which must be held, then approves or
+// (one in three) rejects it, recording an acknowledged rejection.
 func (h *history) gatedEffect(ctx context.Context, c, approver *client.Client, r, k string, rng *rand.Rand, life int) error {
 	res, err := c.Admit(ctx, r, k, 1, client.AdmitOptions{Gated: true})
 	if err == nil && res.Answer == core.AnswerAdmit {

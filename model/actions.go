@@ -167,7 +167,8 @@ func Decide(s State, r, k int, d string) (Answer, State) {
 			eff.Approved = true
 		}
 	}
-	// history: what P2 protects, stated from the brief, not from rej
+	// history: what P2 protects, restated from s rather than taken from rej, so that a
+	// slip in rej cannot hide in the history too
 	if d == Reject {
 		tr.Doomed[k] = true
 		for j, eff := range run.Effects {
