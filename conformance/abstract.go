@@ -93,6 +93,8 @@ func answerOf(op model.Op, rep core.Reply) model.Answer {
 	return model.Answer{Status: runStatus(rep.Run.Status), Epoch: int(rep.Run.Epoch)}
 }
 
+// errCode returns the contract's name of a typed error; any other error is the
+// harness's own, named so that it never equals a model answer's error.
 func errCode(err error) string {
 	type coded interface{ ErrorCode() string }
 	if ce, ok := err.(coded); ok {

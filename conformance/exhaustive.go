@@ -9,8 +9,8 @@ import (
 // Exhaustive explores the model's reachable states for c breadth-first and, from every
 // state, applies every operation of model.OpsWide(c) to the model and to a node
 // holding the same state (restored from a snapshot), comparing answers and abstract
-// states. It
-// returns the counts and the first divergence, with the shortest trace that reaches it.
+// states. It returns the counts and the first divergence, with the shortest trace
+// that reaches it.
 func Exhaustive(c model.Config, limits core.Limits) (*Stats, *Divergence, error) {
 	if err := c.Validate(); err != nil {
 		return nil, nil, err

@@ -85,65 +85,7 @@ func (oc *opCommand) String() string { return oc.op.Label() }
 // interesting paths are common: admits at the run's current epoch (sometimes stale or
 // ahead), decisions on pending keys, cancels, fences, timeouts and replays.
 func genOp(c model.Config, st *traceState, stats *Stats, mu *sync.Mutex) gopter.Gen {
-	runG := gen.IntRange(0, len(c.Runs)-1)
-	keyG := gen.IntRange(0, len(c.Keys)-1)
-	mk := func(op model.Op) commands.Command { return &opCommand{c: c, op: op, stats: stats, mu: mu} }
-	epochOf := func(r int) int { return st.s.Runs[r].Epoch }
-	admit := gopter.CombineGens(runG, keyG, gen.IntRange(0, 9), gen.Bool()).Map(func(v []any) commands.Command {
-		r, k, pick, gated := v[0].(int), v[1].(int), v[2].(int), v[3].(bool)
-		e := max(epochOf(r), 1)
-		switch pick {
-		case 0:
-			e-- // stale (or 0 when the run is new: invalid)
-		case 1:
-			e++ // ahead: bad_epoch
-		}
-		gated = gated && pick < 5
-		return mk(model.Op{Action: model.ActAdmit, Run: c.Runs[r], Key: c.Keys[k], Epoch: e, Gated: gated})
-	})
-	decide := gopter.CombineGens(runG, keyG, gen.IntRange(0, 2)).Map(func(v []any) commands.Command {
-		r, k, d := v[0].(int), v[1].(int), v[2].(int)
-		// Prefer a pending key; else one already decided, so that repeated decisions
-		// (a retry after a lost answer) are common too.
-		pick := -1
-		for j := range c.Keys {
-			kk := (k + j) % len(c.Keys)
-			if st.s.Runs[r].Pending[kk] {
-				pick = kk
-				break
-			}
-			if e := st.s.Runs[r].Effects[kk]; pick < 0 && (e.Approved || e.Status == model.EffRejected) {
-				pick = kk
-			}
-		}
-		if pick >= 0 {
-			k = pick
-		}
-		dec := model.Approve
-		if d == 0 {
-			dec = model.Reject
-		}
-		return mk(model.Op{Action: model.ActDecide, Run: c.Runs[r], Key: c.Keys[k], Decision: dec})
-	})
-	complete := gopter.CombineGens(runG, keyG, gen.Bool()).Map(func(v []any) commands.Command {
-		r, k := v[0].(int), v[1].(int)
-		o := model.OK
-		if v[2].(bool) {
-			o = model.Failed
-		}
-		// Prefer an admitted or completed key: completions, repeats and conflicts.
-		for j := range c.Keys {
-			kk := (k + j) % len(c.Keys)
-			if st := st.s.Runs[r].Effects[kk].Status; st == model.EffAdmitted || st == model.EffCompleted {
-				k = kk
-				break
-			}
-		}
-		return mk(model.Op{Action: model.ActComplete, Run: c.Runs[r], Key: c.Keys[k], Outcome: o})
-	})
-	runOp := func(action string) gopter.Gen {
-		return runG.Map(func(r int) commands.Command { return mk(model.Op{Action: action, Run: c.Runs[r]}) })
-	}
+	g := opGen{c: c, st: st, stats: stats, mu: mu, runG: gen.IntRange(0, len(c.Runs)-1), keyG: gen.IntRange(0, len(c.Keys)-1)}
 	openWeight := 4
 	for _, run := range st.s.Runs {
 		if run.Status == model.RunNone {
@@ -151,14 +93,103 @@ func genOp(c model.Config, st *traceState, stats *Stats, mu *sync.Mutex) gopter.
 		}
 	}
 	return gen.Weighted([]gen.WeightedGen{
-		{Weight: 40, Gen: admit},
-		{Weight: 14, Gen: decide},
-		{Weight: 10, Gen: complete},
-		{Weight: openWeight, Gen: runOp(model.ActOpen)},
-		{Weight: 4, Gen: runOp(model.ActCancel)},
-		{Weight: 5, Gen: runOp(model.ActFence)},
-		{Weight: 3, Gen: runOp(model.ActTimeout)},
+		{Weight: 40, Gen: g.admit()},
+		{Weight: 14, Gen: g.decide()},
+		{Weight: 10, Gen: g.complete()},
+		{Weight: openWeight, Gen: g.runOp(model.ActOpen)},
+		{Weight: 4, Gen: g.runOp(model.ActCancel)},
+		{Weight: 5, Gen: g.runOp(model.ActFence)},
+		{Weight: 3, Gen: g.runOp(model.ActTimeout)},
 	})
+}
+
+// opGen makes the generators of genOp, each drawing a run and a key index from runG
+// and keyG and choosing from the model's state st.
+type opGen struct {
+	c          model.Config
+	st         *traceState
+	stats      *Stats
+	mu         *sync.Mutex
+	runG, keyG gopter.Gen
+}
+
+func (g opGen) mk(op model.Op) commands.Command {
+	return &opCommand{c: g.c, op: op, stats: g.stats, mu: g.mu}
+}
+
+// admit: at the run's epoch, sometimes one behind (stale) or one ahead; gated about
+// one time in four.
+func (g opGen) admit() gopter.Gen {
+	return gopter.CombineGens(g.runG, g.keyG, gen.IntRange(0, 9), gen.Bool()).Map(func(v []any) commands.Command {
+		r, k, pick, gated := v[0].(int), v[1].(int), v[2].(int), v[3].(bool)
+		e := max(g.st.s.Runs[r].Epoch, 1)
+		switch pick {
+		case 0:
+			e-- // stale (or 0 when the run is new: invalid)
+		case 1:
+			e++ // ahead: bad_epoch
+		}
+		gated = gated && pick < 5
+		return g.mk(model.Op{Action: model.ActAdmit, Run: g.c.Runs[r], Key: g.c.Keys[k], Epoch: e, Gated: gated})
+	})
+}
+
+// decide: approve or (one in three) reject, preferably a pending key.
+func (g opGen) decide() gopter.Gen {
+	return gopter.CombineGens(g.runG, g.keyG, gen.IntRange(0, 2)).Map(func(v []any) commands.Command {
+		r, k, d := v[0].(int), v[1].(int), v[2].(int)
+		k = g.decideKey(r, k)
+		dec := model.Approve
+		if d == 0 {
+			dec = model.Reject
+		}
+		return g.mk(model.Op{Action: model.ActDecide, Run: g.c.Runs[r], Key: g.c.Keys[k], Decision: dec})
+	})
+}
+
+// decideKey returns the first pending key of run r from k on; else the first one
+// already decided, so that repeated decisions (a retry after a lost answer) are
+// common too; else k.
+func (g opGen) decideKey(r, k int) int {
+	pick := -1
+	for j := range g.c.Keys {
+		kk := (k + j) % len(g.c.Keys)
+		if g.st.s.Runs[r].Pending[kk] {
+			return kk
+		}
+		if e := g.st.s.Runs[r].Effects[kk]; pick < 0 && (e.Approved || e.Status == model.EffRejected) {
+			pick = kk
+		}
+	}
+	if pick >= 0 {
+		return pick
+	}
+	return k
+}
+
+// complete: OK or failed, preferably an admitted or completed key: completions,
+// repeats and conflicts.
+func (g opGen) complete() gopter.Gen {
+	return gopter.CombineGens(g.runG, g.keyG, gen.Bool()).Map(func(v []any) commands.Command {
+		r, k := v[0].(int), v[1].(int)
+		o := model.OK
+		if v[2].(bool) {
+			o = model.Failed
+		}
+		for j := range g.c.Keys {
+			kk := (k + j) % len(g.c.Keys)
+			if st := g.st.s.Runs[r].Effects[kk].Status; st == model.EffAdmitted || st == model.EffCompleted {
+				k = kk
+				break
+			}
+		}
+		return g.mk(model.Op{Action: model.ActComplete, Run: g.c.Runs[r], Key: g.c.Keys[k], Outcome: o})
+	})
+}
+
+// runOp: action on a random run.
+func (g opGen) runOp(action string) gopter.Gen {
+	return g.runG.Map(func(r int) commands.Command { return g.mk(model.Op{Action: action, Run: g.c.Runs[r]}) })
 }
 
 // Commands returns gopter's description of the conformance property for c: traces of

@@ -83,15 +83,14 @@ type effect struct {
 	admitted  bool         // an `admit` answer or a duplicate was acknowledged
 	completed core.Outcome // acknowledged completion, OutcomeNone if none
 	rejected  bool         // an acknowledged reject covered it (it was held, gated)
-	gated     bool         // admitted gated: held until decided
 	life      int          // the life that last recorded a fact about it
 }
 
+// run is what the gate acknowledged about one run.
 type run struct {
 	opened    bool
 	cancelled bool // acknowledged cancel
 	life      int
-	keys      int // keys created so far
 }
 
 // history is the acknowledged facts; the oracle the checks compare with.
@@ -169,20 +168,8 @@ func (h *history) noteAdmit(r, k string, res core.Answer, wasRejected, wasCancel
 // that does not come back); violations are in Result.Violations.
 func Run(cfg Config) (Result, error) {
 	var res Result
-	if cfg.Subcommand == "" {
-		cfg.Subcommand = "serve"
-	}
-	if cfg.ReadyTimeout == 0 {
-		cfg.ReadyTimeout = 30 * time.Second
-	}
-	if cfg.Logf == nil {
-		cfg.Logf = func(string, ...any) {}
-	}
-	args := []string{cfg.Subcommand}
-	if cfg.Subcommand == "serve" && cfg.SnapshotEvery > 0 {
-		args = append(args, "--snapshot-every", fmt.Sprint(cfg.SnapshotEvery))
-	}
-	p, err := servertest.NewProcess(cfg.Binary, args, cfg.Dir)
+	cfg = cfg.withDefaults()
+	p, err := servertest.NewProcess(cfg.Binary, cfg.serveArgs(), cfg.Dir)
 	if err != nil {
 		return res, err
 	}
@@ -190,38 +177,9 @@ func Run(cfg Config) (Result, error) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0xc4a54))
 	h := &history{runs: map[string]*run{}, effects: map[[2]string]*effect{}, keys: map[string][]string{}, res: &res}
 	for life := 1; life <= cfg.Cycles; life++ {
-		fp := ""
-		if cfg.FailpointEach > 0 && life%cfg.FailpointEach == 0 {
-			name := "wal-after-write"
-			if rng.IntN(2) == 1 {
-				name = "wal-after-sync"
-			}
-			fp = fmt.Sprintf("%s:%d", name, 1+rng.IntN(failpointHitsMax))
+		if err := runLife(h, p, rng, cfg, life); err != nil {
+			return res, err
 		}
-		g := &gate{p: p}
-		conns, err := g.start(cfg, fp)
-		if err != nil {
-			return res, fmt.Errorf("crash: life %d: the gate did not come back within %s: %v\n%s", life, cfg.ReadyTimeout, err, g.logTail())
-		}
-		res.Ready = append(res.Ready, p.StartTook())
-		if d, ok := g.replayTime(); ok {
-			res.Replay = append(res.Replay, d)
-		}
-		// Check what earlier lives were told, then load until the kill.
-		if life > 1 {
-			check(h, conns, rng, cfg, life)
-		}
-		killAt := time.Duration(1 + rng.Int64N(int64(cfg.KillAfterMax)))
-		self := load(h, conns, g, rng.Uint64(), life, killAt, fp != "")
-		if self {
-			res.FailpointKills++
-		} else {
-			res.TimedKills++
-		}
-		for _, c := range conns.all() {
-			c.Close()
-		}
-		res.Cycles++
 		if life%max(1, cfg.Cycles/10) == 0 {
 			cfg.Logf("crash: life %d/%d: %d facts, %d re-checked, recovery p50 %s, %d violations", life, cfg.Cycles, res.Acked, res.Checked, pct(res.Ready, 0.5), len(res.Violations))
 		}
@@ -239,6 +197,71 @@ func Run(cfg Config) (Result, error) {
 		c.Close()
 	}
 	return res, nil
+}
+
+// withDefaults fills in the zero fields of cfg that have a default.
+func (cfg Config) withDefaults() Config {
+	if cfg.Subcommand == "" {
+		cfg.Subcommand = "serve"
+	}
+	if cfg.ReadyTimeout == 0 {
+		cfg.ReadyTimeout = 30 * time.Second
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	return cfg
+}
+
+// serveArgs are the server's subcommand and flags.
+func (cfg Config) serveArgs() []string {
+	args := []string{cfg.Subcommand}
+	if cfg.Subcommand == "serve" && cfg.SnapshotEvery > 0 {
+		args = append(args, "--snapshot-every", fmt.Sprint(cfg.SnapshotEvery))
+	}
+	return args
+}
+
+// runLife starts the gate's next life (every cfg.FailpointEach-th with a failpoint
+// armed), checks what earlier lives were told, then loads it until it dies.
+func runLife(h *history, p *servertest.Process, rng *rand.Rand, cfg Config, life int) error {
+	res := h.res
+	fp := ""
+	if cfg.FailpointEach > 0 && life%cfg.FailpointEach == 0 {
+		fp = drawFailpoint(rng)
+	}
+	g := &gate{p: p}
+	conns, err := g.start(cfg, fp)
+	if err != nil {
+		return fmt.Errorf("crash: life %d: the gate did not come back within %s: %v\n%s", life, cfg.ReadyTimeout, err, g.logTail())
+	}
+	res.Ready = append(res.Ready, p.StartTook())
+	if d, ok := g.replayTime(); ok {
+		res.Replay = append(res.Replay, d)
+	}
+	if life > 1 {
+		check(h, conns, rng, cfg, life)
+	}
+	killAt := time.Duration(1 + rng.Int64N(int64(cfg.KillAfterMax)))
+	if load(h, conns, g, rng.Uint64(), life, killAt, fp != "") {
+		res.FailpointKills++
+	} else {
+		res.TimedKills++
+	}
+	for _, c := range conns.all() {
+		c.Close()
+	}
+	res.Cycles++
+	return nil
+}
+
+// drawFailpoint draws the failpoint a life arms: a log write or sync, at a random hit.
+func drawFailpoint(rng *rand.Rand) string {
+	name := "wal-after-write"
+	if rng.IntN(2) == 1 {
+		name = "wal-after-sync"
+	}
+	return fmt.Sprintf("%s:%d", name, 1+rng.IntN(failpointHitsMax))
 }
 
 // gate is one life of the server process.
@@ -385,6 +408,8 @@ func load(h *history, cs *conns, g *gate, seed uint64, life int, killAt time.Dur
 	return self
 }
 
+// agentLoop sends one agent's random requests to runs until stop is closed or the
+// gate is gone, recording every acknowledged answer in h.
 func agentLoop(h *history, c, approver, operator *client.Client, runs []string, rng *rand.Rand, life, id int, stop chan struct{}) {
 	bg := context.Background()
 	for n := 0; ; n++ {
@@ -405,49 +430,13 @@ func agentLoop(h *history, c, approver, operator *client.Client, runs []string, 
 			}
 		case p < 82: // complete an admitted key
 			if k, ok := h.pick(r, rng, true); ok {
-				o := core.OutcomeOK
-				if rng.IntN(4) == 0 {
-					o = core.OutcomeFailed
-				}
-				if _, err = c.Complete(ctx, r, k, o, "done"); err == nil {
-					h.mu.Lock()
-					if e := h.eff(r, k); e.completed == core.OutcomeNone {
-						e.completed, e.life = o, life
-					}
-					h.res.Acked++
-					h.mu.Unlock()
-				}
+				err = h.complete(ctx, c, r, k, rng, life)
 			}
 		case p < 97: // a gated effect: held, then approved or rejected
-			k := fmt.Sprintf("g%d-%d", id, n)
-			res, aerr := c.Admit(ctx, r, k, 1, client.AdmitOptions{Gated: true})
-			err = aerr
-			if err == nil && res.Answer == core.AnswerHeld {
-				d := core.Approve
-				if rng.IntN(3) == 0 {
-					d = core.Reject
-				}
-				if _, err = approver.Decide(ctx, r, k, d); err == nil && d == core.Reject {
-					h.mu.Lock()
-					e := h.eff(r, k)
-					if e.life == 0 {
-						h.keys[r] = append(h.keys[r], k)
-					}
-					e.rejected, e.life = true, life
-					h.res.Acked++
-					h.mu.Unlock()
-				}
-			} else if err == nil && res.Answer == core.AnswerAdmit {
-				h.violate("P3: %s/%s: a new gated effect was admitted without approval (life %d)", r, k, life)
-			}
+			err = h.gatedEffect(ctx, c, approver, r, fmt.Sprintf("g%d-%d", id, n), rng, life)
 		default: // cancel the run (rarely: a cancelled run admits nothing more)
 			if rng.IntN(4) == 0 {
-				if _, err = operator.Cancel(ctx, r); err == nil {
-					h.mu.Lock()
-					h.runs[r].cancelled = true
-					h.res.Acked++
-					h.mu.Unlock()
-				}
+				err = h.cancelRun(ctx, operator, r)
 			}
 		}
 		cancel()
@@ -455,6 +444,64 @@ func agentLoop(h *history, c, approver, operator *client.Client, runs []string, 
 			return
 		}
 	}
+}
+
+// complete completes r/k, OK or (one in four) failed, and records the acknowledged
+// completion.
+func (h *history) complete(ctx context.Context, c *client.Client, r, k string, rng *rand.Rand, life int) error {
+	o := core.OutcomeOK
+	if rng.IntN(4) == 0 {
+		o = core.OutcomeFailed
+	}
+	if _, err := c.Complete(ctx, r, k, o, "done"); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	if e := h.eff(r, k); e.completed == core.OutcomeNone {
+		e.completed, e.life = o, life
+	}
+	h.res.Acked++
+	h.mu.Unlock()
+	return nil
+}
+
+// gatedEffect admits a new gated effect r/k, which must be held, then approves or
+// (one in three) rejects it, recording an acknowledged rejection.
+func (h *history) gatedEffect(ctx context.Context, c, approver *client.Client, r, k string, rng *rand.Rand, life int) error {
+	res, err := c.Admit(ctx, r, k, 1, client.AdmitOptions{Gated: true})
+	if err == nil && res.Answer == core.AnswerAdmit {
+		h.violate("P3: %s/%s: a new gated effect was admitted without approval (life %d)", r, k, life)
+	}
+	if err != nil || res.Answer != core.AnswerHeld {
+		return err
+	}
+	d := core.Approve
+	if rng.IntN(3) == 0 {
+		d = core.Reject
+	}
+	if _, err = approver.Decide(ctx, r, k, d); err == nil && d == core.Reject {
+		h.mu.Lock()
+		e := h.eff(r, k)
+		if e.life == 0 {
+			h.keys[r] = append(h.keys[r], k)
+		}
+		e.rejected, e.life = true, life
+		h.res.Acked++
+		h.mu.Unlock()
+	}
+	return err
+}
+
+// cancelRun cancels run r and records the acknowledged cancel.
+func (h *history) cancelRun(ctx context.Context, operator *client.Client, r string) error {
+	if _, err := operator.Cancel(ctx, r); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.runs[r].cancelled = true
+	h.res.Acked++
+	h.mu.Unlock()
+	return nil
 }
 
 // admit sends one admit and records its answer; load says whether it is the load's
@@ -486,17 +533,31 @@ func isDead(err error) bool {
 	return errors.Is(err, client.ErrClosed) || errors.Is(err, context.DeadlineExceeded)
 }
 
+// fact is what was acknowledged about one effect, copied for a check.
+type fact struct {
+	r, k string
+	e    effect
+}
+
 // check re-reads, after a restart, the facts of the last life and a sample of older
 // ones (cfg.ChecksMax), and re-asks admits: D1, P2, P3 (through noteAdmit), P4.
 func check(h *history, cs *conns, rng *rand.Rand, cfg Config, life int) {
+	runs, runFacts, facts := h.toCheck(rng, cfg, life)
+	checked := h.checkRuns(cs, runs, runFacts, cfg, life)
+	checked += h.checkEffects(cs, facts, life)
+	h.mu.Lock()
+	h.res.Checked += checked
+	h.mu.Unlock()
+}
+
+// toCheck copies the facts a check re-reads: every run (shuffled) with its facts, and
+// the effects of the last life followed by a shuffled sample of cfg.ChecksMax older
+// ones.
+func (h *history) toCheck(rng *rand.Rand, cfg Config, life int) ([]string, map[string]run, []fact) {
 	h.mu.Lock()
 	var runs []string
 	for r := range h.runs {
 		runs = append(runs, r)
-	}
-	type fact struct {
-		r, k string
-		e    effect
 	}
 	var recent, older []fact
 	for key, e := range h.effects {
@@ -516,12 +577,16 @@ func check(h *history, cs *conns, rng *rand.Rand, cfg Config, life int) {
 	slices.SortFunc(older, func(a, b fact) int { return strings.Compare(a.r+"/"+a.k, b.r+"/"+b.k) })
 	rng.Shuffle(len(older), func(i, j int) { older[i], older[j] = older[j], older[i] })
 	facts := append(recent, older[:min(len(older), cfg.ChecksMax)]...)
-	op := cs.operator
-	ag := cs.agents[0]
-	bg := context.Background()
-	checked := 0
 	rng.Shuffle(len(runs), func(i, j int) { runs[i], runs[j] = runs[j], runs[i] })
-	olderRuns := 0
+	return runs, runFacts, facts
+}
+
+// checkRuns reads the status of the runs of the last life and of up to
+// cfg.ChecksMax/4 older ones (D1, P4), and re-asks an admit in every cancelled run
+// (P4); it returns the statuses read.
+func (h *history) checkRuns(cs *conns, runs []string, runFacts map[string]run, cfg Config, life int) int {
+	bg := context.Background()
+	checked, olderRuns := 0, 0
 	for _, r := range runs {
 		x := runFacts[r]
 		if x.life != life-1 {
@@ -531,7 +596,7 @@ func check(h *history, cs *conns, rng *rand.Rand, cfg Config, life int) {
 			olderRuns++
 		}
 		ctx, cancel := context.WithTimeout(bg, callTimeout)
-		st, err := op.Status(ctx, r, "")
+		st, err := cs.operator.Status(ctx, r, "")
 		cancel()
 		checked++
 		switch {
@@ -544,16 +609,24 @@ func check(h *history, cs *conns, rng *rand.Rand, cfg Config, life int) {
 		}
 		if x.cancelled {
 			ctx, cancel := context.WithTimeout(bg, callTimeout)
-			err := h.admit(ctx, ag, r, fmt.Sprintf("after-cancel-%d", life), false, life, false)
+			err := h.admit(ctx, cs.agents[0], r, fmt.Sprintf("after-cancel-%d", life), false, life, false)
 			cancel()
 			if err != nil {
 				h.violate("P4: %s: admit after restart: %v", r, err)
 			}
 		}
 	}
+	return checked
+}
+
+// checkEffects reads the status of each fact's effect (D1, P2) and re-asks the admit
+// of every admitted or rejected one (P3, P2); it returns the statuses read.
+func (h *history) checkEffects(cs *conns, facts []fact, life int) int {
+	bg := context.Background()
+	checked := 0
 	for _, f := range facts {
 		ctx, cancel := context.WithTimeout(bg, callTimeout)
-		st, err := op.Status(ctx, f.r, f.k)
+		st, err := cs.operator.Status(ctx, f.r, f.k)
 		cancel()
 		checked++
 		if err != nil || st.Effect == nil {
@@ -573,14 +646,12 @@ func check(h *history, cs *conns, rng *rand.Rand, cfg Config, life int) {
 			// Ask again: an admitted effect must not be admitted twice (P3), a
 			// rejected one never (P2).
 			ctx, cancel := context.WithTimeout(bg, callTimeout)
-			err := h.admit(ctx, ag, f.r, f.k, false, life, false)
+			err := h.admit(ctx, cs.agents[0], f.r, f.k, false, life, false)
 			cancel()
 			if err != nil {
 				h.violate("D1: %s/%s: admit after restart: %v (life %d)", f.r, f.k, err, life)
 			}
 		}
 	}
-	h.mu.Lock()
-	h.res.Checked += checked
-	h.mu.Unlock()
+	return checked
 }

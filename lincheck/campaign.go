@@ -63,17 +63,7 @@ func histSeed(seed uint64, i int) uint64 {
 // Run runs a campaign and returns its counts. It returns an error only when the
 // server cannot be started or restarted; failures of the check are in Result.
 func Run(ctx context.Context, cfg Config) (Result, error) {
-	if cfg.Command == nil {
-		cfg.Command = []string{"serve"}
-	}
-	if cfg.OutDir == "" {
-		cfg.OutDir = cfg.Dir
-	}
-	cfg.Parallel = max(cfg.Parallel, 1)
-	logw := cfg.Log
-	if logw == nil {
-		logw = io.Discard
-	}
+	cfg = cfg.withDefaults()
 	if cfg.Shape.Keys < 1 || cfg.Shape.Keys > KeysMax || cfg.Shape.Runs < 1 || cfg.Shape.Clients < 1 {
 		return Result{}, fmt.Errorf("%w: bad shape %+v (1..%d keys, at least one run and client)", ErrCampaign, cfg.Shape, KeysMax)
 	}
@@ -84,48 +74,95 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := srv.Start(ctx); err != nil {
 		return Result{}, err
 	}
-	tgt := target{tcp: srv.TCP, unix: srv.Unix}
-
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var (
-		mu       sync.Mutex
-		res      Result
-		crashes  int
-		fatalErr error
-	)
+	c := &runner{cfg: cfg, srv: srv, tgt: target{tcp: srv.TCP, unix: srv.Unix}, cancel: cancel}
+
 	nemesisDone := make(chan struct{})
-	go func() {
-		defer close(nemesisDone)
-		if cfg.CrashEvery <= 0 {
+	go func() { defer close(nemesisDone); c.nemesis(ctx) }()
+	next := feed(ctx, cfg.Histories)
+	var wg sync.WaitGroup
+	for range cfg.Parallel {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.runHistories(ctx, next) }()
+	}
+	wg.Wait()
+	cancel()
+	<-nemesisDone
+	c.mu.Lock()
+	res := c.res
+	res.Crashes = c.crashes
+	ferr := c.fatalErr
+	c.mu.Unlock()
+	if srv.Running() {
+		res.ServerStopErr = srv.Stop()
+	}
+	return res, ferr
+}
+
+// withDefaults fills in the zero fields of cfg that have a default.
+func (cfg Config) withDefaults() Config {
+	if cfg.Command == nil {
+		cfg.Command = []string{"serve"}
+	}
+	if cfg.OutDir == "" {
+		cfg.OutDir = cfg.Dir
+	}
+	cfg.Parallel = max(cfg.Parallel, 1)
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	return cfg
+}
+
+// runner is the state a running campaign shares between its nemesis and the
+// goroutines running histories; mu guards res, crashes and fatalErr.
+type runner struct {
+	cfg    Config
+	srv    *servertest.Process
+	tgt    target
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	res      Result
+	crashes  int
+	fatalErr error
+}
+
+// nemesis kills the server with SIGKILL and restarts it, at random intervals around
+// cfg.CrashEvery, until ctx ends; a failed restart ends the campaign.
+func (c *runner) nemesis(ctx context.Context) {
+	if c.cfg.CrashEvery <= 0 {
+		return
+	}
+	rng := rand.New(rand.NewPCG(c.cfg.Seed, 0xC7A5))
+	for {
+		d := time.Duration(float64(c.cfg.CrashEvery) * (0.25 + 1.5*rng.Float64()))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(d):
+		}
+		c.srv.Kill()
+		c.mu.Lock()
+		c.crashes++
+		c.mu.Unlock()
+		if err := c.srv.Start(context.Background()); err != nil {
+			c.mu.Lock()
+			c.fatalErr = fmt.Errorf("%w: restart after crash %d: %v", ErrCampaign, c.crashes, err)
+			c.mu.Unlock()
+			c.cancel()
 			return
 		}
-		rng := rand.New(rand.NewPCG(cfg.Seed, 0xC7A5))
-		for {
-			d := time.Duration(float64(cfg.CrashEvery) * (0.25 + 1.5*rng.Float64()))
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(d):
-			}
-			srv.Kill()
-			mu.Lock()
-			crashes++
-			mu.Unlock()
-			if err := srv.Start(context.Background()); err != nil {
-				mu.Lock()
-				fatalErr = fmt.Errorf("%w: restart after crash %d: %v", ErrCampaign, crashes, err)
-				mu.Unlock()
-				cancel()
-				return
-			}
-		}
-	}()
+	}
+}
 
+// feed sends the indexes 0..n-1 of the histories to run, until ctx ends.
+func feed(ctx context.Context, n int) <-chan int {
 	next := make(chan int)
 	go func() {
 		defer close(next)
-		for i := range cfg.Histories {
+		for i := range n {
 			select {
 			case next <- i:
 			case <-ctx.Done():
@@ -133,79 +170,89 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			}
 		}
 	}()
-	var wg sync.WaitGroup
-	for range cfg.Parallel {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				seed := histSeed(cfg.Seed, i)
-				mu.Lock()
-				c0 := crashes
-				mu.Unlock()
-				h := runHistory(ctx, tgt, cfg.Shape, fmt.Sprintf("s%d-h%d", cfg.Seed, i), seed)
-				if ctx.Err() != nil {
-					return // cut short: not a complete history
-				}
-				mu.Lock()
-				crashed := crashes > c0
-				mu.Unlock()
-				v, _ := Check(h.Keys, h.Ops, cfg.CheckTimeout)
-				var report string
-				var shrunk int
-				if v == NotLinearizable {
-					small := Shrink(h.Keys, h.Ops, cfg.CheckTimeout)
-					shrunk = len(small)
-					mu.Lock()
-					n := len(res.Reports) + 1
-					mu.Unlock()
-					p, err := Report(cfg.OutDir, n, h.Keys, h.Ops, small, cfg.CheckTimeout)
-					if err != nil {
-						p = "(no report: " + err.Error() + ")"
-					}
-					report = p
-					fmt.Fprintf(logw, "history %d (seed %d, %d ops, crash during it: %t): NOT linearizable; shrunk to %d ops: %s\n",
-						i, seed, len(h.Ops), crashed, shrunk, p)
-				}
-				mu.Lock()
-				res.Histories++
-				res.Ops += len(h.Ops)
-				res.Requests += h.Requests
-				res.Unknown += h.Unknown
-				if crashed {
-					res.CrashedHist++
-				}
-				switch v {
-				case NotLinearizable:
-					res.Failures++
-					res.Reports = append(res.Reports, report)
-					res.ShrunkOps = append(res.ShrunkOps, shrunk)
-					res.FailureSeeds = append(res.FailureSeeds, seed)
-					if cfg.StopAfter > 0 && res.Failures >= cfg.StopAfter {
-						cancel()
-					}
-				case Inconclusive:
-					res.Inconclusive++
-					fmt.Fprintf(logw, "history %d (seed %d, %d ops): inconclusive after %v\n", i, seed, len(h.Ops), cfg.CheckTimeout)
-				}
-				if res.Histories%100 == 0 {
-					fmt.Fprintf(logw, "... %d histories, %d ops, %d crashes, %d failures\n", res.Histories, res.Ops, crashes, res.Failures)
-				}
-				mu.Unlock()
-			}
-		}()
+	return next
+}
+
+func (c *runner) crashCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.crashes
+}
+
+// checked is one history run and checked: what count adds to the result.
+type checked struct {
+	index   int
+	seed    uint64
+	h       History
+	crashed bool // a crash happened while it ran
+	verdict Verdict
+	report  string // NotLinearizable: the report's path
+	shrunk  int    // NotLinearizable: operations in the shrunk history
+}
+
+// runHistories runs, checks and counts the histories whose indexes come from next.
+func (c *runner) runHistories(ctx context.Context, next <-chan int) {
+	for i := range next {
+		r := checked{index: i, seed: histSeed(c.cfg.Seed, i)}
+		c0 := c.crashCount()
+		r.h = runHistory(ctx, c.tgt, c.cfg.Shape, fmt.Sprintf("s%d-h%d", c.cfg.Seed, i), r.seed)
+		if ctx.Err() != nil {
+			return // cut short: not a complete history
+		}
+		r.crashed = c.crashCount() > c0
+		r.verdict, _ = Check(r.h.Keys, r.h.Ops, c.cfg.CheckTimeout)
+		if r.verdict == NotLinearizable {
+			c.reportFailure(&r)
+		}
+		c.count(r)
 	}
-	wg.Wait()
-	cancel()
-	<-nemesisDone
-	mu.Lock()
-	res.Crashes = crashes
-	ferr := fatalErr
-	mu.Unlock()
-	if srv.Running() {
-		res.ServerStopErr = srv.Stop()
+}
+
+// reportFailure shrinks a non-linearizable history, writes its report and logs it.
+func (c *runner) reportFailure(r *checked) {
+	small := Shrink(r.h.Keys, r.h.Ops, c.cfg.CheckTimeout)
+	r.shrunk = len(small)
+	c.mu.Lock()
+	n := len(c.res.Reports) + 1
+	c.mu.Unlock()
+	p, err := Report(c.cfg.OutDir, n, r.h.Keys, r.h.Ops, small, c.cfg.CheckTimeout)
+	if err != nil {
+		p = "(no report: " + err.Error() + ")"
 	}
-	return res, ferr
+	r.report = p
+	fmt.Fprintf(c.cfg.Log, "history %d (seed %d, %d ops, crash during it: %t): NOT linearizable; shrunk to %d ops: %s\n",
+		r.index, r.seed, len(r.h.Ops), r.crashed, r.shrunk, p)
+}
+
+// count adds one checked history to the result, and ends the campaign once
+// cfg.StopAfter histories failed.
+func (c *runner) count(r checked) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	res := &c.res
+	res.Histories++
+	res.Ops += len(r.h.Ops)
+	res.Requests += r.h.Requests
+	res.Unknown += r.h.Unknown
+	if r.crashed {
+		res.CrashedHist++
+	}
+	switch r.verdict {
+	case NotLinearizable:
+		res.Failures++
+		res.Reports = append(res.Reports, r.report)
+		res.ShrunkOps = append(res.ShrunkOps, r.shrunk)
+		res.FailureSeeds = append(res.FailureSeeds, r.seed)
+		if c.cfg.StopAfter > 0 && res.Failures >= c.cfg.StopAfter {
+			c.cancel()
+		}
+	case Inconclusive:
+		res.Inconclusive++
+		fmt.Fprintf(c.cfg.Log, "history %d (seed %d, %d ops): inconclusive after %v\n", r.index, r.seed, len(r.h.Ops), c.cfg.CheckTimeout)
+	}
+	if res.Histories%100 == 0 {
+		fmt.Fprintf(c.cfg.Log, "... %d histories, %d ops, %d crashes, %d failures\n", res.Histories, res.Ops, c.crashes, res.Failures)
+	}
 }
 
 // Summary is the one-line summary of a campaign's result.

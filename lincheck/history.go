@@ -193,8 +193,19 @@ func roleOf(action string) proto.Role {
 // or a refusal that is not a contract error is an unknown outcome; broken reports a
 // connection that must be dialled again.
 func (w *worker) do(ctx context.Context, c *client.Client, in Input) (out Output, broken bool) {
+	out, err := w.send(ctx, c, in)
+	if err != nil {
+		return errorOutput(err)
+	}
+	if out.Epoch > 0 {
+		w.epochs[in.Run] = out.Epoch
+	}
+	return out, false
+}
+
+// send calls the client method of in's action and maps its result onto an Output.
+func (w *worker) send(ctx context.Context, c *client.Client, in Input) (out Output, err error) {
 	key := w.keys[in.Key]
-	var err error
 	switch in.Action {
 	case model.ActOpen:
 		var r proto.OpenResult
@@ -237,26 +248,34 @@ func (w *worker) do(ctx context.Context, c *client.Client, in Input) (out Output
 	case ActStatus:
 		var r proto.StatusResult
 		if r, err = c.Status(ctx, in.Run, key); err == nil {
-			out = Output{Status: r.Status.String(), Epoch: int(r.Epoch)}
-			for _, p := range r.Pending {
-				if i := slices.Index(w.keys, string(p)); i >= 0 {
-					out.Pending |= 1 << i
-				} else {
-					out.Pending |= 1 << 63 // a key this history never used: never matches
-				}
-			}
-			if e := r.Effect; e != nil {
-				out.EffStatus, out.EffEpoch, out.EffGated, out.EffApprv = e.Status.String(), int(e.Epoch), e.Gated, e.Approved
-				out.Outcome = e.Outcome.String()
-			}
+			out = w.statusOutput(r)
 		}
 	}
-	if err == nil {
-		if out.Epoch > 0 {
-			w.epochs[in.Run] = out.Epoch
+	return out, err
+}
+
+// statusOutput maps a status answer onto an Output, the pending keys as a bit set
+// over the history's keys.
+func (w *worker) statusOutput(r proto.StatusResult) Output {
+	out := Output{Status: r.Status.String(), Epoch: int(r.Epoch)}
+	for _, p := range r.Pending {
+		if i := slices.Index(w.keys, string(p)); i >= 0 {
+			out.Pending |= 1 << i
+		} else {
+			out.Pending |= 1 << 63 // a key this history never used: never matches
 		}
-		return out, false
 	}
+	if e := r.Effect; e != nil {
+		out.EffStatus, out.EffEpoch, out.EffGated, out.EffApprv = e.Status.String(), int(e.Epoch), e.Gated, e.Approved
+		out.Outcome = e.Outcome.String()
+	}
+	return out
+}
+
+// errorOutput maps a failed request onto an Output: a contract error is a definite
+// answer, anything else an unknown outcome; broken reports a connection that must be
+// dialled again.
+func errorOutput(err error) (out Output, broken bool) {
 	var ce *client.Error
 	switch {
 	case errors.As(err, &ce) && contractErrors[ce.ErrorCode()]:

@@ -167,7 +167,8 @@ func Decide(s State, r, k int, d string) (Answer, State) {
 			eff.Approved = true
 		}
 	}
-	// history: what P2 protects, stated from the brief, not from rej
+	// history: what P2 protects, restated from s rather than taken from rej, so that a
+	// slip in rej cannot hide in the history too
 	if d == Reject {
 		tr.Doomed[k] = true
 		for j, eff := range run.Effects {
@@ -251,6 +252,14 @@ func drop(t State, r int) {
 	}
 }
 
+// nextEpoch moves run r of t (a clone) to its next epoch, as Cancel, Fence and
+// Timeout of an active run do: no pending approval left, live effects dropped.
+func nextEpoch(t State, r int) {
+	t.Runs[r].Epoch++
+	t.Runs[r].Pending = make([]bool, len(t.Runs[r].Pending))
+	drop(t, r)
+}
+
 // Cancel is the spec's Cancel(r): a tombstone for an unknown run, a final run for an
 // active one, nothing for a final one. The answer reports the run.
 //
@@ -265,9 +274,7 @@ func Cancel(s State, r int) (Answer, State) {
 	case RunActive:
 		t := s.Clone()
 		t.Runs[r].Status = RunCancelled
-		t.Runs[r].Epoch++
-		t.Runs[r].Pending = make([]bool, len(t.Runs[r].Pending))
-		drop(t, r)
+		nextEpoch(t, r)
 		return runAnswer(t, r), t
 	default:
 		return runAnswer(s, r), s
@@ -295,9 +302,7 @@ func Fence(s State, r int) (Answer, State) {
 		return a, s
 	}
 	t := s.Clone()
-	t.Runs[r].Epoch++
-	t.Runs[r].Pending = make([]bool, len(t.Runs[r].Pending))
-	drop(t, r)
+	nextEpoch(t, r)
 	return runAnswer(t, r), t
 }
 
@@ -314,9 +319,7 @@ func Timeout(s State, r int) (Answer, State) {
 	case RunActive:
 		t := s.Clone()
 		t.Runs[r].Status = RunTimedOut
-		t.Runs[r].Epoch++
-		t.Runs[r].Pending = make([]bool, len(t.Runs[r].Pending))
-		drop(t, r)
+		nextEpoch(t, r)
 		return runAnswer(t, r), t
 	default:
 		return runAnswer(s, r), s

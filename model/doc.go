@@ -11,11 +11,12 @@
 // follows.
 //
 // Explore enumerates the reachable states for given constants by breadth-first search
-// with an exact canonical key per state (the TLA+ text of the state in the encoding of
-// docs/tla-graph.md), optionally reduced by the symmetry of runs and keys, and counts
-// states generated, distinct states, edges and depth as TLC does. Its graph can be
-// written in the same text format as the TLA+ checker's dump, so the two can be
-// compared state by state and edge by edge.
+// with an exact canonical key per state (State.Key, a compact encoding), optionally
+// reduced by the symmetry of runs and keys, and counts states generated, distinct
+// states, edges and depth as TLC does. Its graph, each state as its TLA+ text
+// (State.Text, the encoding of docs/tla-graph.md), can be written in the same format
+// as the TLA+ checker's dump, so the two can be compared state by state and edge by
+// edge.
 //
 // Ops lists every operation with its parameters over the small domains of a Config,
 // and Apply answers any of them: that is what the conformance suite drives against

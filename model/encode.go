@@ -9,8 +9,7 @@ import (
 
 // This file writes a State as the TLA+ checker prints one in its graph dump
 // (docs/tla-graph.md): a record of the spec's variables sorted by name, each value in
-// canonical TLA+ syntax. Two states are equal exactly when their texts are equal, so
-// the text is the explorer's key for a state.
+// canonical TLA+ syntax. Two states are equal exactly when their texts are equal.
 
 // specVars are the spec's variables in byte order, each with its writer.
 var specVars = []struct {
@@ -68,36 +67,32 @@ func (s State) Text(c Config) string {
 	return b.String()
 }
 
-// perRun writes [Runs -> X] as (r1 :> x1 @@ r2 :> x2).
+// perRun writes [Runs -> X].
 func perRun(b *strings.Builder, c Config, s State, f func(Run) string) {
-	b.WriteByte('(')
-	for i, r := range s.Runs {
-		if i > 0 {
-			b.WriteString(" @@ ")
-		}
-		b.WriteString(c.Runs[i])
-		b.WriteString(" :> ")
-		b.WriteString(f(r))
-	}
-	b.WriteByte(')')
+	writeFunc(b, c.Runs[:len(s.Runs)], func(i int) string { return f(s.Runs[i]) })
 }
 
 // perEffect writes [Runs -> [Keys -> X]].
 func perEffect(b *strings.Builder, c Config, s State, f func(Effect) string) {
 	perRun(b, c, s, func(r Run) string {
 		var kb strings.Builder
-		kb.WriteByte('(')
-		for j, e := range r.Effects {
-			if j > 0 {
-				kb.WriteString(" @@ ")
-			}
-			kb.WriteString(c.Keys[j])
-			kb.WriteString(" :> ")
-			kb.WriteString(f(e))
-		}
-		kb.WriteByte(')')
+		writeFunc(&kb, c.Keys[:len(r.Effects)], func(j int) string { return f(r.Effects[j]) })
 		return kb.String()
 	})
+}
+
+// writeFunc writes the function from names to f's values as (n1 :> f(0) @@ n2 :> f(1)).
+func writeFunc(b *strings.Builder, names []string, f func(i int) string) {
+	b.WriteByte('(')
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(" @@ ")
+		}
+		b.WriteString(n)
+		b.WriteString(" :> ")
+		b.WriteString(f(i))
+	}
+	b.WriteByte(')')
 }
 
 // keySetText writes a set of keys, given as membership flags, in name order.
@@ -225,8 +220,8 @@ func permutations(n int) [][]int {
 	return out
 }
 
-// compactKey is an exact binary encoding of s (injective on the states of one
-// Config), much shorter than its text; the explorer uses it as the key of a state.
+// Key is an exact binary encoding of s (injective on the states of one Config),
+// much shorter than its text; the explorer uses it as the key of a state.
 func (s State) Key() string {
 	b := make([]byte, 0, 64)
 	mask := func(in []bool) byte {

@@ -116,81 +116,101 @@ func Explore(c Config, opt Options) (*Result, error) {
 		step = Step
 	}
 	start := time.Now()
-	cz := newCanonicalizer(c)
+	x := &explorer{c: c, opt: opt, cz: newCanonicalizer(c), res: &Result{}, index: map[string]int{}}
 	ops := Ops(c)
-	res := &Result{}
 	if opt.KeepGraph {
-		res.Graph = &Graph{}
+		x.res.Graph = &Graph{}
 	}
-	index := map[string]int{}
-	var parent []int      // parent[i]: index of the state i was discovered from, -1 at Init
-	var parentOp []string // the label of that step
-	var level []int
-	type item struct {
-		idx int
-		s   State
-	}
-	var queue []item
-	add := func(s State, from int, label string) (int, error) {
-		key := cz.key(s)
-		if i, ok := index[key]; ok {
-			return i, nil
-		}
-		if len(index) >= opt.MaxStates {
-			return 0, fmt.Errorf("%w: %d", ErrTooManyStates, opt.MaxStates)
-		}
-		i := len(index)
-		index[key] = i
-		parent = append(parent, from)
-		parentOp = append(parentOp, label)
-		lv := 1
-		if from >= 0 {
-			lv = level[from] + 1
-		}
-		level = append(level, lv)
-		res.Depth = max(res.Depth, lv)
-		if res.Graph != nil {
-			res.Graph.States = append(res.Graph.States, s.Text(c))
-		}
-		queue = append(queue, item{i, s})
-		if opt.CheckInvariants {
-			if err := Check(s); err != nil {
-				return 0, &Violation{Err: err, Trace: trace(c, res, parent, parentOp, i, s)}
-			}
-		}
-		return i, nil
-	}
-	init := Init(c)
-	res.Generated++
-	i0, err := add(init, -1, "Init")
+	x.res.Generated++
+	i0, err := x.add(Init(c), -1, "Init")
 	if err != nil {
 		return nil, err
 	}
-	if res.Graph != nil {
-		res.Graph.Init = []int{i0}
+	if x.res.Graph != nil {
+		x.res.Graph.Init = []int{i0}
 	}
-	for len(queue) > 0 {
-		it := queue[0]
-		queue = queue[1:]
+	if err := x.search(step, ops); err != nil {
+		return x.res, err
+	}
+	x.res.Distinct = len(x.index)
+	x.res.Elapsed = time.Since(start)
+	return x.res, nil
+}
+
+// explorer is one breadth-first search: the states discovered, by key, and how each
+// was first reached.
+type explorer struct {
+	c        Config
+	opt      Options
+	cz       canonicalizer
+	res      *Result
+	index    map[string]int // a state's key: its index, in order of discovery
+	parent   []int          // parent[i]: index of the state i was discovered from, -1 at Init
+	parentOp []string       // the label of that step
+	level    []int          // level[i]: the depth of state i
+	queue    []queued       // discovered, successors not yet generated
+}
+
+type queued struct {
+	idx int
+	s   State
+}
+
+// search generates the successors of every queued state by every operation, in
+// breadth-first order, until none is left.
+func (x *explorer) search(step StepFunc, ops []Op) error {
+	for len(x.queue) > 0 {
+		it := x.queue[0]
+		x.queue = x.queue[1:]
 		for _, op := range ops {
-			t, ok := step(c, it.s, op)
+			t, ok := step(x.c, it.s, op)
 			if !ok {
 				continue
 			}
-			res.Generated++
-			j, err := add(t, it.idx, op.Label())
+			x.res.Generated++
+			j, err := x.add(t, it.idx, op.Label())
 			if err != nil {
-				return res, err
+				return err
 			}
-			res.Edges++
-			if res.Graph != nil {
-				res.Graph.Edges = append(res.Graph.Edges, Edge{From: it.idx, To: j, Label: op.Label()})
+			x.res.Edges++
+			if x.res.Graph != nil {
+				x.res.Graph.Edges = append(x.res.Graph.Edges, Edge{From: it.idx, To: j, Label: op.Label()})
 			}
 		}
 	}
-	res.Distinct = len(index)
-	res.Elapsed = time.Since(start)
-	return res, nil
+	return nil
+}
+
+// add returns the index of s's class, discovering it (reached from state from by
+// label) if it is new: then it is queued, and checked with Options.CheckInvariants.
+func (x *explorer) add(s State, from int, label string) (int, error) {
+	key := x.cz.key(s)
+	if i, ok := x.index[key]; ok {
+		return i, nil
+	}
+	if len(x.index) >= x.opt.MaxStates {
+		return 0, fmt.Errorf("%w: %d", ErrTooManyStates, x.opt.MaxStates)
+	}
+	i := len(x.index)
+	x.index[key] = i
+	x.parent = append(x.parent, from)
+	x.parentOp = append(x.parentOp, label)
+	lv := 1
+	if from >= 0 {
+		lv = x.level[from] + 1
+	}
+	x.level = append(x.level, lv)
+	x.res.Depth = max(x.res.Depth, lv)
+	if x.res.Graph != nil {
+		x.res.Graph.States = append(x.res.Graph.States, s.Text(x.c))
+	}
+	x.queue = append(x.queue, queued{i, s})
+	if x.opt.CheckInvariants {
+		if err := Check(s); err != nil {
+			return 0, &Violation{Err: err, Trace: trace(x.c, x.res, x.parent, x.parentOp, i, s)}
+		}
+	}
+	return i, nil
 }
 
 // trace rebuilds the shortest path to state i. Without a kept graph the earlier

@@ -1,4 +1,4 @@
-// Command crashcheck is the long run of the gate crash harness (package crash): it
+// Command crashcheck is the long run of the gate crash harness (package crashcheck): it
 // builds cmd/soundgate with the failpoints tag (unless -binary is given), runs the
 // real gate under concurrent load, SIGKILLs it at random moments and at failpoints,
 // restarts it on the same directory, checks D1, P2, P3 and P4 after every restart,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -45,117 +46,190 @@ func parseMix(s string) (benchMix, error) {
 	return m, nil
 }
 
+// benchOptions are the bench's flags.
+type benchOptions struct {
+	addr, agent, operator, approver string
+	clients, depth, runs            int
+	duration                        time.Duration
+	prefix, mixFlag, driver         string
+	mix                             benchMix
+	quiet, goroutines               bool
+}
+
+// benchLoop is one closed loop of the load (a connection, a worker, or the event loop
+// of every raw connection): it runs until stop and returns its latencies by operation.
+type benchLoop func(stop time.Time) map[string][]time.Duration
+
 func benchMain(args []string) int {
+	o, code, ok := parseBenchFlags(args)
+	if !ok {
+		return code
+	}
+	ctx := context.Background()
+	op, err := client.Dial(ctx, o.addr, o.operator)
+	if err != nil {
+		return fail(exitFailure, "%v", err)
+	}
+	defer op.Close()
+	runIDs, err := openRuns(ctx, op, o.prefix, o.runs)
+	if err != nil {
+		return fail(exitFailure, "%v", err)
+	}
+	var ap *client.Client
+	if o.mix.gated > 0 {
+		if ap, err = client.Dial(ctx, o.addr, o.approver); err != nil {
+			return fail(exitFailure, "%v", err)
+		}
+		defer ap.Close()
+	}
+	b := &bencher{mix: o.mix, runs: runIDs, operator: op, approver: ap}
+	var closers []io.Closer
+	defer func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i].Close()
+		}
+	}()
+	var loops []benchLoop
+	if o.driver == "raw" {
+		loops, err = rawLoops(ctx, b, o, &closers)
+	} else {
+		loops, err = clientLoops(ctx, b, o, &closers)
+	}
+	if err != nil {
+		return fail(exitFailure, "%v", err)
+	}
+	fmt.Printf("bench: %s, %d clients x pipeline %d, %d runs, mix %s, driver %s, %s\n", o.addr, o.clients, o.depth, o.runs, o.mixFlag, o.driver, o.duration)
+	lat, elapsed := runLoops(b, loops, o.duration, o.quiet)
+	return printFigures(b, lat, elapsed)
+}
+
+// parseBenchFlags parses and checks args; with ok false the bench exits with code.
+func parseBenchFlags(args []string) (o benchOptions, code int, ok bool) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	addr := fs.String("addr", envOr("SOUNDGATE_ADDR", "127.0.0.1:7433"), "gate address: host:port or unix:/path")
-	agent := fs.String("token", os.Getenv("SOUNDGATE_TOKEN"), "agent token (its scope must cover the bench runs)")
-	operator := fs.String("operator-token", os.Getenv("SOUNDGATE_OPERATOR_TOKEN"), "operator token, to open the bench runs")
-	approver := fs.String("approver-token", os.Getenv("SOUNDGATE_APPROVER_TOKEN"), "approver token, for gated operations")
-	clients := fs.Int("clients", 16, "connections, each with its own closed loop(s)")
-	depth := fs.Int("pipeline", 1, "requests in flight per connection (pipelining depth)")
-	duration := fs.Duration("duration", 10*time.Second, "how long to run")
-	runs := fs.Int("runs", 64, "runs the load is spread over")
-	prefix := fs.String("run-prefix", "bench-"+strconv.FormatInt(time.Now().UnixNano(), 36), "prefix of the bench run ids")
-	mixFlag := fs.String("mix", "new=100", "operation mix in percent: new (admit a new key), dup (re-admit: duplicate), gated (held, approved, admitted)")
-	quiet := fs.Bool("q", false, "no progress lines")
-	goroutines := fs.Bool("raw-goroutines", false, "with --driver raw: a goroutine per connection instead of one event loop (Linux epoll, the default there)")
-	driver := fs.String("driver", "", "how connections are driven: raw (the wire protocol, a window of pipelined requests per connection, like redis-benchmark) or client (the Go client library, a goroutine per request in flight); default raw, client for a mix with gated operations")
+	fs.StringVar(&o.addr, "addr", envOr("SOUNDGATE_ADDR", "127.0.0.1:7433"), "gate address: host:port or unix:/path")
+	fs.StringVar(&o.agent, "token", os.Getenv("SOUNDGATE_TOKEN"), "agent token (its scope must cover the bench runs)")
+	fs.StringVar(&o.operator, "operator-token", os.Getenv("SOUNDGATE_OPERATOR_TOKEN"), "operator token, to open the bench runs")
+	fs.StringVar(&o.approver, "approver-token", os.Getenv("SOUNDGATE_APPROVER_TOKEN"), "approver token, for gated operations")
+	fs.IntVar(&o.clients, "clients", 16, "connections, each with its own closed loop(s)")
+	fs.IntVar(&o.depth, "pipeline", 1, "requests in flight per connection (pipelining depth)")
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long to run")
+	fs.IntVar(&o.runs, "runs", 64, "runs the load is spread over")
+	fs.StringVar(&o.prefix, "run-prefix", "bench-"+strconv.FormatInt(time.Now().UnixNano(), 36), "prefix of the bench run ids")
+	fs.StringVar(&o.mixFlag, "mix", "new=100", "operation mix in percent: new (admit a new key), dup (re-admit: duplicate), gated (held, approved, admitted)")
+	fs.BoolVar(&o.quiet, "q", false, "no progress lines")
+	fs.BoolVar(&o.goroutines, "raw-goroutines", false, "with --driver raw: a goroutine per connection instead of one event loop (Linux epoll, the default there)")
+	fs.StringVar(&o.driver, "driver", "", "how connections are driven: raw (the wire protocol, a window of pipelined requests per connection, like redis-benchmark) or client (the Go client library, a goroutine per request in flight); default raw, client for a mix with gated operations")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: soundgate-bench [flags]\n\nDrives a running gate with closed-loop load and prints admissions/s and latency\npercentiles (p50/p99/p999) per operation, with a progress line every second.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+			return o, exitOK, false
 		}
-		return exitUsage
+		return o, exitUsage, false
 	}
-	mix, err := parseMix(*mixFlag)
-	if err != nil {
-		return fail(exitUsage, "--mix: %v", err)
+	var err error
+	if o.mix, err = parseMix(o.mixFlag); err != nil {
+		return o, fail(exitUsage, "--mix: %v", err), false
 	}
-	switch {
-	case *agent == "" || *operator == "":
-		return fail(exitUsage, "bench needs --token (agent) and --operator-token")
-	case mix.gated > 0 && *approver == "":
-		return fail(exitUsage, "a mix with gated operations needs --approver-token")
-	case *clients < 1 || *depth < 1 || *runs < 1:
-		return fail(exitUsage, "--clients, --pipeline and --runs must be at least 1")
+	if err := o.check(); err != nil {
+		return o, fail(exitUsage, "%v", err), false
 	}
-	switch {
-	case *driver == "" && mix.gated > 0:
-		*driver = "client"
-	case *driver == "":
-		*driver = "raw"
-	case *driver == "raw" && mix.gated > 0:
-		return fail(exitUsage, "--driver raw does not do gated operations (they need an approver connection): use --driver client")
-	case *driver != "raw" && *driver != "client":
-		return fail(exitUsage, "--driver: unknown driver %q (raw, client)", *driver)
-	}
-	if *goroutines && *driver != "raw" {
-		return fail(exitUsage, "--raw-goroutines applies to --driver raw only (the client driver has a goroutine per request)")
-	}
-	ctx := context.Background()
-	op, err := client.Dial(ctx, *addr, *operator)
-	if err != nil {
-		return fail(exitFailure, "%v", err)
-	}
-	defer op.Close()
-	runIDs := make([]string, *runs)
-	for i := range runIDs {
-		runIDs[i] = fmt.Sprintf("%s-%d", *prefix, i)
-		if _, err := op.Open(ctx, runIDs[i], 0); err != nil {
-			return fail(exitFailure, "open %s: %v", runIDs[i], err)
-		}
-	}
-	var ap *client.Client
-	if mix.gated > 0 {
-		if ap, err = client.Dial(ctx, *addr, *approver); err != nil {
-			return fail(exitFailure, "%v", err)
-		}
-		defer ap.Close()
-	}
+	return o, 0, true
+}
 
-	b := &bencher{mix: mix, runs: runIDs, operator: op, approver: ap}
-	var loops []func(stop time.Time) map[string][]time.Duration
-	if *driver == "raw" {
-		var ds []*rawDriver
-		for i := 0; i < *clients; i++ {
-			nc, rd, err := dialRaw(ctx, *addr, *agent)
-			if err != nil {
-				return fail(exitFailure, "connection %d: %v", i, err)
-			}
-			defer nc.Close()
-			ds = append(ds, &rawDriver{b: b, nc: nc, rd: rd, id: i, depth: *depth, rng: uint64(i)*0x9E3779B97F4A7C15 + 1})
-		}
-		if rawLoopAvailable && !*goroutines {
-			loops = append(loops, func(stop time.Time) map[string][]time.Duration {
-				lat, err := rawLoop(ds, stop)
-				if err != nil {
-					b.fail(err)
-				}
-				return lat
-			})
-		} else {
-			for _, d := range ds {
-				loops = append(loops, func(stop time.Time) map[string][]time.Duration { d.loop(stop); return d.lat })
-			}
-		}
-	} else {
-		conns := make([]*client.Client, *clients)
-		for i := range conns {
-			if conns[i], err = client.Dial(ctx, *addr, *agent); err != nil {
-				return fail(exitFailure, "connection %d: %v", i, err)
-			}
-			defer conns[i].Close()
-		}
-		for i := 0; i < *clients**depth; i++ {
-			w := &benchWorker{b: b, c: conns[i%*clients], id: i}
-			loops = append(loops, func(stop time.Time) map[string][]time.Duration { w.loop(stop); return w.lat })
+// check checks the flags against each other and picks the default driver: raw, or
+// client for a mix with gated operations.
+func (o *benchOptions) check() error {
+	switch {
+	case o.agent == "" || o.operator == "":
+		return errors.New("bench needs --token (agent) and --operator-token")
+	case o.mix.gated > 0 && o.approver == "":
+		return errors.New("a mix with gated operations needs --approver-token")
+	case o.clients < 1 || o.depth < 1 || o.runs < 1:
+		return errors.New("--clients, --pipeline and --runs must be at least 1")
+	}
+	switch {
+	case o.driver == "" && o.mix.gated > 0:
+		o.driver = "client"
+	case o.driver == "":
+		o.driver = "raw"
+	case o.driver == "raw" && o.mix.gated > 0:
+		return errors.New("--driver raw does not do gated operations (they need an approver connection): use --driver client")
+	case o.driver != "raw" && o.driver != "client":
+		return fmt.Errorf("--driver: unknown driver %q (raw, client)", o.driver)
+	}
+	if o.goroutines && o.driver != "raw" {
+		return errors.New("--raw-goroutines applies to --driver raw only (the client driver has a goroutine per request)")
+	}
+	return nil
+}
+
+// openRuns opens the n bench runs, prefix-0 to prefix-(n-1).
+func openRuns(ctx context.Context, op *client.Client, prefix string, n int) ([]string, error) {
+	runIDs := make([]string, n)
+	for i := range runIDs {
+		runIDs[i] = fmt.Sprintf("%s-%d", prefix, i)
+		if _, err := op.Open(ctx, runIDs[i], 0); err != nil {
+			return nil, fmt.Errorf("open %s: %v", runIDs[i], err)
 		}
 	}
-	fmt.Printf("bench: %s, %d clients x pipeline %d, %d runs, mix %s, driver %s, %s\n", *addr, *clients, *depth, *runs, *mixFlag, *driver, *duration)
-	stop := time.Now().Add(*duration)
+	return runIDs, nil
+}
+
+// rawLoops dials o.clients raw connections (added to closers) and returns their
+// loops: one event loop for them all where the platform has one, else one each.
+func rawLoops(ctx context.Context, b *bencher, o benchOptions, closers *[]io.Closer) ([]benchLoop, error) {
+	var ds []*rawDriver
+	for i := 0; i < o.clients; i++ {
+		nc, rd, err := dialRaw(ctx, o.addr, o.agent)
+		if err != nil {
+			return nil, fmt.Errorf("connection %d: %v", i, err)
+		}
+		*closers = append(*closers, nc)
+		ds = append(ds, &rawDriver{b: b, nc: nc, rd: rd, id: i, depth: o.depth, rng: uint64(i)*0x9E3779B97F4A7C15 + 1})
+	}
+	if rawLoopAvailable && !o.goroutines {
+		return []benchLoop{func(stop time.Time) map[string][]time.Duration {
+			lat, err := rawLoop(ds, stop)
+			if err != nil {
+				b.fail(err)
+			}
+			return lat
+		}}, nil
+	}
+	var loops []benchLoop
+	for _, d := range ds {
+		loops = append(loops, func(stop time.Time) map[string][]time.Duration { d.loop(stop); return d.lat })
+	}
+	return loops, nil
+}
+
+// clientLoops dials o.clients client connections (added to closers) and returns a
+// worker's loop for each request in flight: o.depth per connection.
+func clientLoops(ctx context.Context, b *bencher, o benchOptions, closers *[]io.Closer) ([]benchLoop, error) {
+	conns := make([]*client.Client, o.clients)
+	for i := range conns {
+		c, err := client.Dial(ctx, o.addr, o.agent)
+		if err != nil {
+			return nil, fmt.Errorf("connection %d: %v", i, err)
+		}
+		conns[i] = c
+		*closers = append(*closers, c)
+	}
+	var loops []benchLoop
+	for i := 0; i < o.clients*o.depth; i++ {
+		w := &benchWorker{b: b, c: conns[i%o.clients], id: i}
+		loops = append(loops, func(stop time.Time) map[string][]time.Duration { w.loop(stop); return w.lat })
+	}
+	return loops, nil
+}
+
+// runLoops runs every loop for duration, printing the admissions of each second
+// (unless quiet), and returns their latencies merged and the time they took.
+func runLoops(b *bencher, loops []benchLoop, duration time.Duration, quiet bool) (map[string][]time.Duration, time.Duration) {
+	stop := time.Now().Add(duration)
 	var wg sync.WaitGroup
 	lats := make([]map[string][]time.Duration, len(loops))
 	for i, loop := range loops {
@@ -175,7 +249,7 @@ progress:
 			break progress
 		case <-tick.C:
 			n := b.admissions.Load()
-			if !*quiet {
+			if !quiet {
 				fmt.Printf("  %4.0fs  %8d admissions/s  (%d errors)\n", time.Since(start).Seconds(), n-last, b.errors.Load())
 			}
 			last = n
@@ -184,10 +258,21 @@ progress:
 	elapsed := time.Since(start)
 	lat := map[string][]time.Duration{}
 	for _, l := range lats {
-		for k, v := range l {
-			lat[k] = append(lat[k], v...)
-		}
+		addLatencies(lat, l)
 	}
+	return lat, elapsed
+}
+
+// addLatencies appends src's latencies to dst's, operation by operation.
+func addLatencies(dst, src map[string][]time.Duration) {
+	for k, v := range src {
+		dst[k] = append(dst[k], v...)
+	}
+}
+
+// printFigures prints the admissions per second and the latency percentiles of each
+// operation; it returns exitFailure if any request failed.
+func printFigures(b *bencher, lat map[string][]time.Duration, elapsed time.Duration) int {
 	total := b.admissions.Load()
 	fmt.Printf("admissions: %d in %s = %.0f admissions/s; requests: %.0f/s; errors: %d\n",
 		total, elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds(), float64(b.requests.Load())/elapsed.Seconds(), b.errors.Load())
