@@ -158,7 +158,7 @@ func (p *Process) Start(ctx context.Context) error {
 	cmd := exec.Command(p.Bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Env = append(os.Environ(), p.Env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = dieWithParent()
 	began := time.Now()
 	if err := cmd.Start(); err != nil {
 		log.Close()
