@@ -127,6 +127,7 @@ type runner struct {
 	res      Result
 	crashes  int
 	fatalErr error
+	reports  int // failure reports numbered so far: each report gets its own file
 }
 
 // nemesis kills the server with SIGKILL and restarts it, at random intervals around
@@ -213,7 +214,8 @@ func (c *runner) reportFailure(r *checked) {
 	small := Shrink(r.h.Keys, r.h.Ops, c.cfg.CheckTimeout)
 	r.shrunk = len(small)
 	c.mu.Lock()
-	n := len(c.res.Reports) + 1
+	c.reports++
+	n := c.reports
 	c.mu.Unlock()
 	p, err := Report(c.cfg.OutDir, n, r.h.Keys, r.h.Ops, small, c.cfg.CheckTimeout)
 	if err != nil {

@@ -21,7 +21,10 @@ import (
 	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
-func main() {
+func main() { os.Exit(run()) }
+
+// run is the command; it returns the exit status, so that its deferred clean-up runs.
+func run() int {
 	var cfg crashcheck.Config
 	flag.IntVar(&cfg.Cycles, "cycles", 1000, "kill-and-restart cycles")
 	flag.Uint64Var(&cfg.Seed, "seed", 1, "seed of the workload, kill times and failpoints")
@@ -37,13 +40,13 @@ func main() {
 	flag.Parse()
 	if cfg.Cycles < 1 || cfg.Clients < 1 || cfg.KillAfterMax <= 0 {
 		fmt.Fprintln(os.Stderr, "crashcheck: -cycles and -clients must be at least 1, -kill-after positive")
-		os.Exit(2)
+		return 2
 	}
 	if *dir == "" {
 		d, err := os.MkdirTemp("", "crashcheck")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "crashcheck:", err)
-			os.Exit(2)
+			return 2
 		}
 		defer os.RemoveAll(d)
 		*dir = d
@@ -53,7 +56,7 @@ func main() {
 		bin, err := servertest.Build(context.Background(), *dir, strings.Fields(*tags)...)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "crashcheck:", err, "(run from the module root)")
-			os.Exit(2)
+			return 2
 		}
 		cfg.Binary = bin
 	}
@@ -64,7 +67,7 @@ func main() {
 	if err != nil {
 		fmt.Println(err)
 		fmt.Printf("gate crash harness: could not run after %d cycles, seed %d\n", res.Cycles, cfg.Seed)
-		os.Exit(2)
+		return 2
 	}
 	for _, v := range res.Violations {
 		fmt.Println("violation:", v)
@@ -74,6 +77,7 @@ func main() {
 		if res.FailpointKills == 0 && cfg.FailpointEach > 0 {
 			fmt.Println("crashcheck: no failpoint fired: the binary lacks -tags failpoints")
 		}
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
