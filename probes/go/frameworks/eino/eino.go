@@ -344,7 +344,8 @@ func ToolsNode() harness.Framework {
 			{Property: "B2", Case: "probe", About: "parallel calls; reject", Run: toolRun(parallel, "reject", false)},
 			{Property: "B2", Case: "control", About: "delete_file alone; reject (the scripted model stops)", Run: toolRun(sequential, "reject", false)},
 			{Property: "B3", Case: "probe", About: "parallel calls; approve; the ToolsNode resumes from the checkpoint", Run: toolRun(parallel, "approve", false)},
-			// No replay-after-crash case: resuming the restored checkpoint a second time panics inside Eino v0.7.36 (nil pointer in ToolsNode.genToolCallTasks).
+			// No replay-after-crash case: resuming the restored checkpoint a second
+			// time panics inside Eino v0.7.36 (nil pointer in ToolsNode.genToolCallTasks).
 			{Property: "B3", Case: "control", About: "sequential turns; approve", Run: toolRun(sequential, "approve", false)},
 		}, harness.StopProbes(harness.StopWords{Context: "context", Body: "tool", Run: "run"}, toolStopRun)...),
 	}
