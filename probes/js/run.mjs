@@ -8,6 +8,7 @@ import { mkdirSync, writeFileSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { applyRule, RULES, unmodifiedEnv } from "./lib/harness.mjs";
+import { mediatedEnv, gateAvailable, stopGate } from "./lib/mediated.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -34,7 +35,6 @@ async function withTimeout(p, ms) {
   try { return await Promise.race([p, to]); } finally { clearTimeout(t); }
 }
 
-import { mediatedEnv, gateAvailable, stopGate } from "./lib/mediated.mjs";
 const variants = variantArg === "all" ? ["unmodified", "mediated"] : [variantArg];
 const gateProblem = variants.includes("mediated") ? await gateAvailable() : null;
 

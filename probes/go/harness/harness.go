@@ -2,21 +2,9 @@ package harness
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 )
-
-// Rules are the pre-registered violation predicates, in words; Apply is their code.
-var Rules = map[string]string{
-	"B1": "VIOLATION iff an effect of a plan that contains a gated call commits (event 'effect') before the decision on that plan (event 'decide') is taken; a plan paused without any decision counts as undecided",
-	"B2": "VIOLATION iff a plan that was rejected (event 'decide' with decision=reject) has any committed effect ('effect' event with that plan), before or after the rejection",
-	"B3": "VIOLATION iff some effect key has more than one 'effect' event in the log (at most once across resume and replay)",
-	"B4": "VIOLATION iff an 'effect' event of a run follows a 'stop' event (cancel or timeout) of that run; effects are watched for a settle window after the stop",
-}
 
 // Timing of the probes. The margins keep verdicts stable on a loaded machine.
 const (
@@ -24,10 +12,8 @@ const (
 	StopAfterDuration  = 30 * time.Millisecond  // when the cancel or timeout fires
 	SettleDuration     = 500 * time.Millisecond // how long effects are watched after a stop
 	HumanThinkDuration = 100 * time.Millisecond // how long the human takes to decide
+	SiblingDelay       = 5 * time.Millisecond   // how long a sibling of the gated call waits before its commit point
 )
-
-// ErrUnknownRule is returned by Apply for a property other than B1-B4.
-var ErrUnknownRule = errors.New("soundgate/probes: unknown rule")
 
 // Event is one timestamped entry of the log.
 type Event struct {
@@ -75,118 +61,6 @@ func (l *EventLog) Events() []Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]Event(nil), l.events...)
-}
-
-// Verdict is the outcome of applying a rule to a log.
-type Verdict struct {
-	Violation bool
-	Reason    string
-}
-
-// Apply evaluates rule (B1-B4) on events.
-func Apply(rule string, events []Event) (Verdict, error) {
-	var effects []Event
-	for _, e := range events {
-		if e.Kind == "effect" {
-			effects = append(effects, e)
-		}
-	}
-	switch rule {
-	case "B1":
-		var paused []string
-		seen := map[string]bool{}
-		for _, e := range events {
-			if e.Kind == "pause" && !seen[e.Plan] {
-				seen[e.Plan] = true
-				paused = append(paused, e.Plan)
-			}
-		}
-		for _, plan := range paused {
-			decideSeq := -1
-			for _, e := range events {
-				if e.Kind == "decide" && e.Plan == plan {
-					decideSeq = e.Seq
-					break
-				}
-			}
-			var early []string
-			for _, e := range effects {
-				if e.Plan == plan && (decideSeq < 0 || e.Seq < decideSeq) {
-					early = append(early, e.Key)
-				}
-			}
-			if len(early) > 0 {
-				when := "before the decision"
-				if decideSeq < 0 {
-					when = "with no decision taken"
-				}
-				return Verdict{true, fmt.Sprintf("plan %s: effect %s committed %s", plan, strings.Join(early, ","), when)}, nil
-			}
-		}
-		if len(paused) == 0 {
-			return Verdict{false, "no pause observed"}, nil
-		}
-		return Verdict{false, fmt.Sprintf("%d paused plan(s); no effect of them before the decision", len(paused))}, nil
-	case "B2":
-		n := 0
-		for _, d := range events {
-			if d.Kind != "decide" || d.Decision != "reject" {
-				continue
-			}
-			n++
-			var bad []string
-			for _, e := range effects {
-				if e.Plan == d.Plan {
-					bad = append(bad, e.Key)
-				}
-			}
-			if len(bad) > 0 {
-				return Verdict{true, fmt.Sprintf("plan %s was rejected but effect %s committed", d.Plan, strings.Join(bad, ","))}, nil
-			}
-		}
-		if n == 0 {
-			return Verdict{false, "no rejection observed"}, nil
-		}
-		return Verdict{false, fmt.Sprintf("%d rejected plan(s); none of their effects committed", n)}, nil
-	case "B3":
-		count := map[string]int{}
-		for _, e := range effects {
-			count[e.Key]++
-		}
-		var dup []string
-		for k, n := range count {
-			if n > 1 {
-				dup = append(dup, fmt.Sprintf("%s x%d", k, n))
-			}
-		}
-		sort.Strings(dup)
-		if len(dup) > 0 {
-			return Verdict{true, "effect " + strings.Join(dup, ", ")}, nil
-		}
-		return Verdict{false, fmt.Sprintf("%d effect key(s), each at most once", len(count))}, nil
-	case "B4":
-		var hows []string
-		for _, s := range events {
-			if s.Kind != "stop" {
-				continue
-			}
-			hows = append(hows, s.How)
-			var late []string
-			for _, e := range effects {
-				if e.Run == s.Run && e.Seq > s.Seq {
-					late = append(late, e.Key)
-				}
-			}
-			if len(late) > 0 {
-				return Verdict{true, fmt.Sprintf("effect %s committed after %s of run %s", strings.Join(late, ","), s.How, s.Run)}, nil
-			}
-		}
-		if len(hows) == 0 {
-			return Verdict{false, "no stop observed"}, nil
-		}
-		return Verdict{false, "no effect after " + strings.Join(hows, ",")}, nil
-	}
-	return Verdict{}, fmt.Errorf("%w %q", ErrUnknownRule, rule)
 }
 
 // StepOptions describe one effect at its commit point.
@@ -296,78 +170,4 @@ type Result struct {
 	Reason     string   `json:"reason"`
 	Committed  []string `json:"committed"`
 	Events     []Event  `json:"events"`
-}
-
-// Sleep waits d or until ctx is done; it reports whether it was interrupted.
-// A cooperative tool body uses it; an uncooperative one uses time.Sleep.
-func Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// Body runs a B4 tool body of the given kind ("cooperative" observes ctx,
-// "uncooperative" ignores it) and reports whether it was interrupted.
-func Body(ctx context.Context, kind string) error {
-	if kind == "cooperative" {
-		return Sleep(ctx, ToolBodyDuration)
-	}
-	time.Sleep(ToolBodyDuration)
-	return nil
-}
-
-// StopDrive runs invoke under a cancellable or deadline context and records
-// the stop; it then watches for late effects for SettleDuration.
-func StopDrive(ctx context.Context, env Env, how string, control bool, invoke func(context.Context) error) error {
-	var runCtx context.Context
-	var cancel context.CancelFunc
-	if how == "timeout" && !control {
-		runCtx, cancel = context.WithTimeout(ctx, StopAfterDuration)
-	} else {
-		runCtx, cancel = context.WithCancel(ctx)
-	}
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- invoke(runCtx) }()
-	report := func(err error) {
-		if err != nil {
-			env.Note("invoke returned error: " + shortErr(err))
-		} else {
-			env.Note("invoke returned")
-		}
-	}
-	switch {
-	case control:
-		report(<-done)
-		env.Stopped(ctx, how, cancel)
-	case how == "cancel":
-		_ = Sleep(ctx, StopAfterDuration)
-		env.Stopped(ctx, "cancel", cancel)
-		report(<-done)
-	default:
-		<-runCtx.Done()
-		env.Stopped(ctx, "timeout", nil)
-		report(<-done)
-	}
-	_ = Sleep(ctx, SettleDuration)
-	return nil
-}
-
-func shortErr(err error) string {
-	switch {
-	case errors.Is(err, context.Canceled):
-		return "context canceled"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "context deadline exceeded"
-	}
-	s := err.Error()
-	if len(s) > 120 {
-		s = s[:120]
-	}
-	return s
 }

@@ -1,7 +1,7 @@
 // LangGraph.js: interrupt() inside one of two nodes that run in the same
 // superstep, resumed with Command({resume}) from a MemorySaver checkpoint.
 import { StateGraph, Annotation, START, END, interrupt, Command, MemorySaver } from "@langchain/langgraph";
-import { sleep, sleepCooperative, sleepUncooperative, TIMING } from "../lib/harness.mjs";
+import { sleep, stopDrive, stopProbes, toolBody, TIMING } from "../lib/harness.mjs";
 
 export const meta = {
   framework: "LangGraph.js",
@@ -30,7 +30,7 @@ function gatedNode(env, { prepareFirst = false } = {}) {
 
 function siblingNode(env) {
   return async () => {
-    await sleep(5);
+    await sleep(TIMING.siblingMs);
     await env.gatedStep("send_email", PLAN);
     return { out: ["sibling"] };
   };
@@ -77,9 +77,7 @@ async function approvalRun(env, graph, decision, { replay = false } = {}) {
 function stopGraph(env, body) {
   return new StateGraph(State)
     .addNode("work", async (_s, config) => {
-      const signal = config?.signal;
-      if (body === "cooperative") await sleepCooperative(TIMING.toolBodyMs, signal);
-      else await sleepUncooperative(TIMING.toolBodyMs);
+      await toolBody(body, config?.signal);
       await env.gatedStep("write_file", "S1");
       return { out: ["work"] };
     })
@@ -92,25 +90,7 @@ async function stopRun(env, how, body, { control = false } = {}) {
   const graph = stopGraph(env, body);
   const ac = new AbortController();
   const cfg = how === "timeout" && !control ? { timeout: TIMING.stopAfterMs } : { signal: ac.signal };
-  const p = graph.invoke({ out: [] }, cfg).then(
-    () => env.note("invoke resolved"),
-    (e) => env.note("invoke rejected", { error: String(e?.name || e) }),
-  );
-  if (control) {
-    await p;
-    await env.stopped(how, ac);
-  } else if (how === "cancel") {
-    await sleep(TIMING.stopAfterMs);
-    await env.stopped("cancel", ac);
-    await p;
-  } else {
-    // The timeout's moment is its deadline, not when invoke settles (LangGraph's
-    // timeout has been seen not to fire at all; see langgraph_toolnode.mjs).
-    const deadline = sleep(TIMING.stopAfterMs).then(() => env.stopped("timeout", null));
-    await p;
-    await deadline;
-  }
-  await sleep(TIMING.settleMs);
+  await stopDrive(env, how, { control, ac, start: () => graph.invoke({ out: [] }, cfg) });
 }
 
 export const probes = [
@@ -121,9 +101,10 @@ export const probes = [
   { property: "B3", case: "probe", about: "gated node commits 'prepare' before interrupt(); resume re-executes the node", run: (env) => approvalRun(env, build(env, { parallel: true, prepareFirst: true }), "approve") },
   { property: "B3", case: "replay-after-crash", about: "parallel nodes; approve; the run is resumed again from the checkpoint taken at the pause", run: (env) => approvalRun(env, build(env, { parallel: true }), "approve", { replay: true }) },
   { property: "B3", case: "control", about: "no effect before interrupt(); resume after approval", run: (env) => approvalRun(env, build(env, { parallel: false }), "approve") },
-  { property: "B4", case: "cancel/cooperative", about: "AbortSignal aborted while the node body runs; body observes config.signal", run: (env) => stopRun(env, "cancel", "cooperative") },
-  { property: "B4", case: "cancel/uncooperative", about: "AbortSignal aborted while the node body runs; body ignores it", run: (env) => stopRun(env, "cancel", "uncooperative") },
-  { property: "B4", case: "timeout/cooperative", about: "invoke config timeout fires while the node body runs; body observes config.signal", run: (env) => stopRun(env, "timeout", "cooperative") },
-  { property: "B4", case: "timeout/uncooperative", about: "invoke config timeout fires while the node body runs; body ignores it", run: (env) => stopRun(env, "timeout", "uncooperative") },
-  { property: "B4", case: "control", about: "run completes, then the AbortSignal is aborted", run: (env) => stopRun(env, "cancel", "uncooperative", { control: true }) },
+  ...stopProbes({
+    cancel: "AbortSignal aborted while the node body runs",
+    timeout: "invoke config timeout fires while the node body runs",
+    signal: "config.signal",
+    control: "run completes, then the AbortSignal is aborted",
+  }, stopRun),
 ];

@@ -5,7 +5,7 @@ import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { AIMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
-import { sleep, sleepCooperative, sleepUncooperative, TIMING } from "../lib/harness.mjs";
+import { sendEmail, stopDrive, stopProbes, turnPlan, TIMING } from "../lib/harness.mjs";
 
 export const meta = {
   framework: "LangGraph.js",
@@ -27,10 +27,7 @@ function tools(env, { body = "none" } = {}) {
   );
   const send = tool(
     async ({ to }, config) => {
-      if (body === "cooperative") await sleepCooperative(TIMING.toolBodyMs, config?.signal);
-      else if (body === "uncooperative") await sleepUncooperative(TIMING.toolBodyMs);
-      else await sleep(5);
-      await env.gatedStep(body === "none" ? "send_email" : "write_file", body === "none" ? PLAN : "S1");
+      await sendEmail(env, PLAN, body, config?.signal);
       return `sent to ${to}`;
     },
     { name: "send_email", description: "send an email", schema: z.object({ to: z.string() }) },
@@ -49,7 +46,8 @@ function scriptedModel(env, turns) {
     const done = state.messages.filter((m) => m._getType?.() === "ai" || m.getType?.() === "ai").length;
     if (last && String(last.content).includes("rejected")) return { messages: [new AIMessage("stopping: the user rejected")] };
     const calls = turns[done];
-    if (calls?.some((c) => c.name === "delete_file")) await env.plan(PLAN, { gated: ["delete"], effects: calls.map(effectKey) });
+    const plan = turnPlan((calls || []).map((c) => c.name));
+    if (plan.gated.length) await env.plan(PLAN, plan);
     return { messages: [new AIMessage({ content: "", tool_calls: calls || [] })] };
   };
 }
@@ -83,30 +81,8 @@ async function stopRun(env, how, body, { control = false } = {}) {
   const graph = build(env, [[callSend]], { body });
   const ac = new AbortController();
   const cfg = { configurable: { thread_id: "t1" }, ...(how === "timeout" && !control ? { timeout: TIMING.stopAfterMs } : { signal: ac.signal }) };
-  const p = graph.invoke({ messages: [{ role: "user", content: "write it" }] }, cfg).then(
-    () => env.note("invoke resolved"),
-    (e) => env.note("invoke rejected", { error: String(e?.name || e) }),
-  );
-  if (control) {
-    await p;
-    await env.stopped(how, ac);
-  } else if (how === "cancel") {
-    await sleep(TIMING.stopAfterMs);
-    await env.stopped("cancel", ac);
-    await p;
-  } else {
-    // The timeout's moment is its deadline, not when invoke settles: LangGraph's
-    // timeout has been seen not to fire at all (the invoke then resolves after the
-    // tool committed), which must not read as a clean stop.
-    const deadline = sleep(TIMING.stopAfterMs).then(() => env.stopped("timeout", null));
-    await p;
-    await deadline;
-  }
-  await sleep(TIMING.settleMs);
+  await stopDrive(env, how, { control, ac, start: () => graph.invoke({ messages: [{ role: "user", content: "write it" }] }, cfg) });
 }
-
-// effectKey is the gate key of a tool call's effect (stable across replays).
-const effectKey = (c) => (c.name === "delete_file" ? "delete" : "send_email");
 
 const parallel = [[callDelete, callSend]];
 const sequential = [[callDelete], [callSend]];
@@ -119,9 +95,10 @@ export const probes = [
   { property: "B3", case: "probe", about: "parallel delete_file + send_email; approve; the resumed ToolNode runs again", run: (env) => approvalRun(env, build(env, parallel), "approve") },
   { property: "B3", case: "replay-after-crash", about: "parallel calls; approve; the run is resumed again from the checkpoint taken at the pause", run: (env) => approvalRun(env, build(env, parallel), "approve", { replay: true }) },
   { property: "B3", case: "control", about: "sequential turns; approve", run: (env) => approvalRun(env, build(env, sequential), "approve") },
-  { property: "B4", case: "cancel/cooperative", about: "AbortSignal aborted while the tool body runs; body observes config.signal", run: (env) => stopRun(env, "cancel", "cooperative") },
-  { property: "B4", case: "cancel/uncooperative", about: "AbortSignal aborted while the tool body runs; body ignores it", run: (env) => stopRun(env, "cancel", "uncooperative") },
-  { property: "B4", case: "timeout/cooperative", about: "invoke config timeout fires while the tool body runs; body observes config.signal", run: (env) => stopRun(env, "timeout", "cooperative") },
-  { property: "B4", case: "timeout/uncooperative", about: "invoke config timeout fires while the tool body runs; body ignores it", run: (env) => stopRun(env, "timeout", "uncooperative") },
-  { property: "B4", case: "control", about: "run completes, then the AbortSignal is aborted", run: (env) => stopRun(env, "cancel", "uncooperative", { control: true }) },
+  ...stopProbes({
+    cancel: "AbortSignal aborted while the tool body runs",
+    timeout: "invoke config timeout fires while the tool body runs",
+    signal: "config.signal",
+    control: "run completes, then the AbortSignal is aborted",
+  }, stopRun),
 ];

@@ -4,7 +4,7 @@
 // while it waits and resumed from the snapshot with the human's response.
 import { createWorkflow, workflowEvent } from "@llamaindex/workflow-core";
 import { createStatefulMiddleware } from "@llamaindex/workflow-core/middleware/state";
-import { sleep, sleepCooperative, sleepUncooperative, TIMING } from "../lib/harness.mjs";
+import { sleep, toolBody, TIMING } from "../lib/harness.mjs";
 
 export const meta = {
   framework: "LlamaIndex.TS workflows",
@@ -40,7 +40,7 @@ function build(env, { parallel, prepareFirst = false }) {
     else return stop.with("done");
   });
   wf.handle([sendEv], async () => {
-    await sleep(5);
+    await sleep(TIMING.siblingMs);
     await env.gatedStep("send_email", PLAN);
     return stop.with("sent");
   });
@@ -76,8 +76,7 @@ async function stopRun(env, body, { control = false } = {}) {
   const done = workflowEvent({ debugLabel: "done" });
   const wf = createWorkflow();
   wf.handle([start], async (ctx) => {
-    if (body === "cooperative") await sleepCooperative(TIMING.toolBodyMs, ctx.signal);
-    else await sleepUncooperative(TIMING.toolBodyMs);
+    await toolBody(body, ctx.signal);
     await env.gatedStep("write_file", "S1");
     return done.with();
   });

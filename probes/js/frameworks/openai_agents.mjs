@@ -4,7 +4,7 @@
 // approval workflow does.
 import { Agent, run, tool, setTracingDisabled, Usage, RunState } from "@openai/agents";
 import { z } from "zod";
-import { sleep, sleepCooperative, sleepUncooperative, TIMING } from "../lib/harness.mjs";
+import { sendEmail, stopDrive, stopProbes, turnPlan, TIMING } from "../lib/harness.mjs";
 
 setTracingDisabled(true);
 
@@ -31,7 +31,8 @@ function scriptedModel(env, script) {
       if (rejected || turn >= script.length) return { usage: new Usage(), output: [msg(rejected ? "stopping: the user rejected" : "done")] };
       const calls = script[turn]();
       // the plan hook: a model wrapper registers the turn's calls with the gate
-      if (calls.some((c) => c.name === "delete_file")) await env.plan(PLAN, { gated: ["delete"], effects: calls.map((c) => (c.name === "delete_file" ? "delete" : "send_email")) });
+      const plan = turnPlan(calls.map((c) => c.name));
+      if (plan.gated.length) await env.plan(PLAN, plan);
       return { usage: new Usage(), output: calls };
     },
     async *getStreamedResponse() {
@@ -64,10 +65,7 @@ function agentFor(env, script, { body = "none", timeoutMs } = {}) {
     parameters: z.object({ to: z.string() }),
     ...(timeoutMs ? { timeoutMs } : {}),
     execute: async (_args, _ctx, details) => {
-      if (body === "cooperative") await sleepCooperative(TIMING.toolBodyMs, details?.signal);
-      else if (body === "uncooperative") await sleepUncooperative(TIMING.toolBodyMs);
-      else await sleep(5);
-      await env.gatedStep(body === "none" ? "send_email" : "write_file", body === "none" ? PLAN : "S1");
+      await sendEmail(env, PLAN, body, details?.signal);
       return "sent";
     },
   });
@@ -95,27 +93,16 @@ async function approvalRun(env, agent, decision, { replay = false } = {}) {
   }
 }
 
+// stopRun's timeout is the tool's own timeoutMs, which fires inside the SDK;
+// the stop is recorded just after it.
 async function stopRun(env, how, body, { control = false } = {}) {
   const ac = new AbortController();
   const agent = agentFor(env, [() => [callSend()]], { body, timeoutMs: how === "timeout" && !control ? TIMING.stopAfterMs : undefined });
-  const p = run(agent, "write it", { signal: ac.signal }).then(
-    (r) => env.note("run resolved", { output: String(r.finalOutput) }),
-    (e) => env.note("run rejected", { error: String(e?.name || e) }),
-  );
-  if (control) {
-    await p;
-    await env.stopped(how, ac);
-  } else if (how === "cancel") {
-    await sleep(TIMING.stopAfterMs);
-    await env.stopped("cancel", ac);
-    await p;
-  } else {
-    // the tool's timeoutMs fires inside the SDK; the run goes on or fails
-    await sleep(TIMING.stopAfterMs + 5);
-    await env.stopped("timeout", null);
-    await p;
-  }
-  await sleep(TIMING.settleMs);
+  await stopDrive(env, how, {
+    control, ac, name: "run", timeoutAtMs: TIMING.stopAfterMs + 5,
+    start: () => run(agent, "write it", { signal: ac.signal }),
+    resolved: (r) => ({ output: String(r.finalOutput) }),
+  });
 }
 
 const parallel = [() => [callDelete(), callSend()]];
@@ -129,9 +116,10 @@ export const probes = [
   { property: "B3", case: "probe", about: "parallel calls; approve; resume from the serialized RunState", run: (env) => approvalRun(env, agentFor(env, parallel), "approve") },
   { property: "B3", case: "replay-after-crash", about: "parallel calls; approve; the worker crashes before saving the new state and the saved RunState is resumed again", run: (env) => approvalRun(env, agentFor(env, parallel), "approve", { replay: true }) },
   { property: "B3", case: "control", about: "sequential turns; approve; resume from the serialized RunState", run: (env) => approvalRun(env, agentFor(env, sequential), "approve") },
-  { property: "B4", case: "cancel/cooperative", about: "run signal aborted while the tool body runs; body observes details.signal", run: (env) => stopRun(env, "cancel", "cooperative") },
-  { property: "B4", case: "cancel/uncooperative", about: "run signal aborted while the tool body runs; body ignores it", run: (env) => stopRun(env, "cancel", "uncooperative") },
-  { property: "B4", case: "timeout/cooperative", about: "tool timeoutMs fires while the body runs; body observes details.signal", run: (env) => stopRun(env, "timeout", "cooperative") },
-  { property: "B4", case: "timeout/uncooperative", about: "tool timeoutMs fires while the body runs; body ignores it", run: (env) => stopRun(env, "timeout", "uncooperative") },
-  { property: "B4", case: "control", about: "run completes, then the signal is aborted", run: (env) => stopRun(env, "cancel", "uncooperative", { control: true }) },
+  ...stopProbes({
+    cancel: "run signal aborted while the tool body runs",
+    timeout: "tool timeoutMs fires while the body runs",
+    signal: "details.signal",
+    control: "run completes, then the signal is aborted",
+  }, stopRun),
 ];

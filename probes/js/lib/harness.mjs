@@ -97,8 +97,90 @@ export function sleepCooperative(ms, signal) {
   });
 }
 
-/** Timing of B4 probes, in milliseconds; the margins keep verdicts stable on a loaded machine. */
-export const TIMING = { toolBodyMs: 300, stopAfterMs: 30, settleMs: 500, humanThinkMs: 100 };
+/** Timing of the probes, in milliseconds; the margins keep verdicts stable on a loaded machine. */
+export const TIMING = { toolBodyMs: 300, stopAfterMs: 30, settleMs: 500, humanThinkMs: 100, siblingMs: 5 };
+
+/**
+ * toolBody runs a B4 tool body of `kind`: "cooperative" observes `signal`,
+ * "uncooperative" ignores it.
+ */
+export function toolBody(kind, signal) {
+  return kind === "cooperative" ? sleepCooperative(TIMING.toolBodyMs, signal) : sleepUncooperative(TIMING.toolBodyMs);
+}
+
+/**
+ * sendEmail is the body of the probes' send_email tool. In an approval probe
+ * (kind "none") it is the sibling of the gated call: it commits send_email of
+ * `plan` after TIMING.siblingMs. In a B4 probe it runs toolBody(kind, signal)
+ * and then commits write_file of run S1.
+ */
+export async function sendEmail(env, plan, kind, signal) {
+  if (kind === "none") {
+    await sleep(TIMING.siblingMs);
+    return env.gatedStep("send_email", plan);
+  }
+  await toolBody(kind, signal);
+  return env.gatedStep("write_file", "S1");
+}
+
+/**
+ * turnPlan is the plan of a model turn that calls the probes' tools, for
+ * env.plan: delete_file's effect delete is gated, send_email's is not.
+ */
+export function turnPlan(toolNames) {
+  return {
+    gated: toolNames.filter((n) => n === "delete_file").map(() => "delete"),
+    effects: toolNames.map((n) => (n === "delete_file" ? "delete" : "send_email")),
+  };
+}
+
+/**
+ * stopDrive starts a run (`start` returns its promise) and stops it as a B4
+ * probe does: the control stops it after it settled; a cancel aborts `ac`
+ * after TIMING.stopAfterMs; a timeout is recorded at its deadline
+ * (`timeoutAtMs`), not when the run settles, so that a framework timeout that
+ * never fires does not read as a clean stop. It then watches for late effects
+ * for TIMING.settleMs. How the run settled is noted as "<name> resolved"
+ * (with the fields `resolved` returns) or "<name> rejected".
+ */
+export async function stopDrive(env, how, { control = false, ac, start, name = "invoke", resolved = () => ({}), timeoutAtMs = TIMING.stopAfterMs }) {
+  const p = start().then(
+    (r) => env.note(`${name} resolved`, resolved(r)),
+    (e) => env.note(`${name} rejected`, { error: String(e?.name || e) }),
+  );
+  if (control) {
+    await p;
+    await env.stopped(how, ac);
+  } else if (how === "cancel") {
+    await sleep(TIMING.stopAfterMs);
+    await env.stopped("cancel", ac);
+    await p;
+  } else {
+    const deadline = sleep(timeoutAtMs).then(() => env.stopped("timeout", null));
+    await p;
+    await deadline;
+  }
+  await sleep(TIMING.settleMs);
+}
+
+/**
+ * stopProbes are the B4 probes of a framework: cancel, then timeout, each with
+ * a cooperative and an uncooperative body, and the control, each run by
+ * `stopRun(env, how, body, { control })`. `words` name them in the probes'
+ * about: `cancel` and `timeout` the stop while the body runs, `signal` what a
+ * cooperative body observes, `control` what the control does.
+ */
+export function stopProbes(words, stopRun) {
+  const probes = [];
+  for (const how of ["cancel", "timeout"]) {
+    for (const body of ["cooperative", "uncooperative"]) {
+      const does = body === "cooperative" ? `observes ${words.signal}` : "ignores it";
+      probes.push({ property: "B4", case: `${how}/${body}`, about: `${words[how]}; body ${does}`, run: (env) => stopRun(env, how, body) });
+    }
+  }
+  probes.push({ property: "B4", case: "control", about: words.control, run: (env) => stopRun(env, "cancel", "uncooperative", { control: true }) });
+  return probes;
+}
 
 /**
  * unmodifiedEnv is the environment of an unmodified probe: an effect commits

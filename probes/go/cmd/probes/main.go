@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,74 +28,48 @@ import (
 // probeTimeout bounds one probe run.
 const probeTimeout = 20 * time.Second
 
-func main() {
+// options are the command's flags.
+type options struct {
+	variants []string
+	repeat   int
+	only     string
+	out      string
+	quiet    bool
+}
+
+func parseFlags() options {
 	variant := flag.String("variant", "all", "unmodified, mediated or all")
 	repeat := flag.Int("repeat", 1, "runs of each probe")
 	only := flag.String("only", "", "run only frameworks whose id contains this")
 	out := flag.String("out", filepath.Join("..", "results", "raw"), "directory for JSON results")
 	quiet := flag.Bool("quiet", false, "print verdict lines only")
 	flag.Parse()
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	o := options{variants: []string{"unmodified", "mediated"}, repeat: *repeat, only: *only, out: *out, quiet: *quiet}
+	if *variant != "all" {
+		o.variants = []string{*variant}
+	}
+	return o
+}
+
+func main() {
+	o := parseFlags()
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	variants := []string{"unmodified", "mediated"}
-	if *variant != "all" {
-		variants = []string{*variant}
-	}
 	gateProblem := ""
-	if contains(variants, "mediated") {
+	if slices.Contains(o.variants, "mediated") {
 		gateProblem = harness.GateAvailable()
 	}
-	frameworks := []harness.Framework{eino.Graph(), eino.ToolsNode(), adk.Confirmation(), genkit.Interrupts()}
-	var results []harness.Result
-	errors := 0
-	for _, fw := range frameworks {
-		if *only != "" && !strings.Contains(fw.ID, *only) {
-			continue
-		}
-		for _, v := range variants {
-			for _, p := range fw.Probes {
-				for rep := 1; rep <= *repeat; rep++ {
-					id := fmt.Sprintf("%s.%s.%s", fw.ID, p.Property, strings.ReplaceAll(p.Case, "/", "-"))
-					r := harness.Result{ID: id, Module: fw.ID, Framework: fw.Name, Package: fw.Module, Version: version(fw.Module),
-						Primitive: fw.Primitive, Property: p.Property, Case: p.Case, About: p.About, Variant: v, Repetition: rep,
-						Rule: harness.Rules[p.Property], Events: []harness.Event{}}
-					switch {
-					case p.Unavailable != "":
-						r.Verdict, r.Reason = "UNAVAILABLE", p.Unavailable
-					case v == "mediated" && gateProblem != "":
-						r.Verdict, r.Reason = "UNAVAILABLE", gateProblem
-					case v == "mediated" && fw.MediatedUnavailable != "":
-						r.Verdict, r.Reason = "UNAVAILABLE", fw.MediatedUnavailable
-					default:
-						runOne(&r, fw, p, v)
-						if r.Verdict == "ERROR" {
-							errors++
-						}
-					}
-					results = append(results, r)
-					b, _ := json.MarshalIndent(r, "", "  ")
-					_ = os.WriteFile(filepath.Join(*out, fmt.Sprintf("go.%s.%s.r%d.json", id, v, rep)), append(b, '\n'), 0o644)
-					print(r, *quiet)
-				}
-			}
-		}
-	}
+	results, failed := runAll(o, gateProblem)
 	harness.StopGate()
 	if gateProblem != "" {
 		fmt.Println("mediated variant UNAVAILABLE: " + gateProblem)
 		if os.Getenv("CI") == "true" {
-			errors++
+			failed++
 		}
 	}
-	summary := make([]harness.Result, len(results))
-	for i, r := range results {
-		r.Events = nil
-		summary[i] = r
-	}
-	b, _ := json.MarshalIndent(summary, "", "  ")
-	_ = os.WriteFile(filepath.Join(*out, "go.summary.json"), append(b, '\n'), 0o644)
+	writeSummary(o.out, results)
 	count := func(v string) int {
 		n := 0
 		for _, r := range results {
@@ -105,9 +80,69 @@ func main() {
 		return n
 	}
 	fmt.Printf("go probes: %d runs, %d VIOLATION, %d CLEAN, %d UNAVAILABLE, %d ERROR\n", len(results), count("VIOLATION"), count("CLEAN"), count("UNAVAILABLE"), count("ERROR"))
-	if errors > 0 {
+	if failed > 0 {
 		os.Exit(1)
 	}
+}
+
+// runAll runs every probe of the frameworks o selects, in each variant,
+// o.repeat times, writing and printing each result; it returns the results
+// and how many of them are ERROR.
+func runAll(o options, gateProblem string) ([]harness.Result, int) {
+	frameworks := []harness.Framework{eino.Graph(), eino.ToolsNode(), adk.Confirmation(), genkit.Interrupts()}
+	var results []harness.Result
+	failed := 0
+	for _, fw := range frameworks {
+		if o.only != "" && !strings.Contains(fw.ID, o.only) {
+			continue
+		}
+		for _, v := range o.variants {
+			for _, p := range fw.Probes {
+				for rep := 1; rep <= o.repeat; rep++ {
+					r := probeResult(fw, p, v, rep, gateProblem)
+					if r.Verdict == "ERROR" {
+						failed++
+					}
+					results = append(results, r)
+					b, _ := json.MarshalIndent(r, "", "  ")
+					_ = os.WriteFile(filepath.Join(o.out, fmt.Sprintf("go.%s.%s.r%d.json", r.ID, v, rep)), append(b, '\n'), 0o644)
+					report(r, o.quiet)
+				}
+			}
+		}
+	}
+	return results, failed
+}
+
+// probeResult is the result of repetition rep of probe p in variant v: the
+// probe's run, or UNAVAILABLE when it cannot run there.
+func probeResult(fw harness.Framework, p harness.Probe, v string, rep int, gateProblem string) harness.Result {
+	id := fmt.Sprintf("%s.%s.%s", fw.ID, p.Property, strings.ReplaceAll(p.Case, "/", "-"))
+	r := harness.Result{ID: id, Module: fw.ID, Framework: fw.Name, Package: fw.Module, Version: version(fw.Module),
+		Primitive: fw.Primitive, Property: p.Property, Case: p.Case, About: p.About, Variant: v, Repetition: rep,
+		Rule: harness.Rules[p.Property], Events: []harness.Event{}}
+	switch {
+	case p.Unavailable != "":
+		r.Verdict, r.Reason = "UNAVAILABLE", p.Unavailable
+	case v == "mediated" && gateProblem != "":
+		r.Verdict, r.Reason = "UNAVAILABLE", gateProblem
+	case v == "mediated" && fw.MediatedUnavailable != "":
+		r.Verdict, r.Reason = "UNAVAILABLE", fw.MediatedUnavailable
+	default:
+		runOne(&r, fw, p, v)
+	}
+	return r
+}
+
+// writeSummary writes go.summary.json: every result without its events.
+func writeSummary(out string, results []harness.Result) {
+	summary := make([]harness.Result, len(results))
+	for i, r := range results {
+		r.Events = nil
+		summary[i] = r
+	}
+	b, _ := json.MarshalIndent(summary, "", "  ")
+	_ = os.WriteFile(filepath.Join(out, "go.summary.json"), append(b, '\n'), 0o644)
 }
 
 func runOne(r *harness.Result, fw harness.Framework, p harness.Probe, variant string) {
@@ -162,7 +197,8 @@ func runOne(r *harness.Result, fw harness.Framework, p harness.Probe, variant st
 	}
 }
 
-func print(r harness.Result, quiet bool) {
+// report prints the verdict line of r and, unless quiet, its rule, reason and event log.
+func report(r harness.Result, quiet bool) {
 	fmt.Printf("%-11s %-10s %s (run %d)\n", r.Verdict, r.Variant, r.ID, r.Repetition)
 	if quiet {
 		return
@@ -191,13 +227,4 @@ func version(module string) string {
 		}
 	}
 	return "unknown"
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }

@@ -58,17 +58,13 @@ func (m *scripted) GenerateContent(ctx context.Context, req *model.LLMRequest, _
 		content = genai.NewContentFromText("done", genai.RoleModel)
 	} else {
 		var parts []*genai.Part
-		var gated, effects []string
+		var names []string
 		for _, fc := range m.turns[turn] {
 			parts = append(parts, &genai.Part{FunctionCall: fc})
-			if fc.Name == "delete_file" {
-				gated = append(gated, "delete")
-				effects = append(effects, "delete")
-			} else {
-				effects = append(effects, "send_email")
-			}
+			names = append(names, fc.Name)
 		}
 		// the plan hook (a model wrapper): the turn's calls are announced to the gate
+		gated, effects := harness.TurnPlan(names)
 		if err := m.env.Plan(ctx, plan, gated, effects); err != nil {
 			return func(yield func(*model.LLMResponse, error) bool) { yield(nil, err) }
 		}
@@ -109,17 +105,10 @@ func newRunner(ctx context.Context, env harness.Env, turns [][]*genai.FunctionCa
 	}
 	send, err := functiontool.New(functiontool.Config{Name: "send_email", Description: "send an email"},
 		func(tc agent.ToolContext, a sendArgs) (result, error) {
-			key, p := "send_email", plan
-			if body == "" {
-				_ = harness.Sleep(tc, 5e6)
-			} else {
-				key, p = "write_file", "S1"
-				if err := harness.Body(tc, body); err != nil {
-					return result{}, err
-				}
+			if err := harness.SendEmail(tc, env, plan, body); err != nil {
+				return result{}, err
 			}
-			_, err := env.GatedStep(tc, key, p, harness.StepOptions{})
-			return result{"sent"}, err
+			return result{"sent"}, nil
 		})
 	if err != nil {
 		return nil, "", err
@@ -225,7 +214,7 @@ func Confirmation() harness.Framework {
 	return harness.Framework{
 		Name: "Google ADK for Go", Module: "google.golang.org/adk", ID: "adk_confirmation",
 		Primitive: "tool confirmation (RequireConfirmation) with parallel function calls",
-		Probes: []harness.Probe{
+		Probes: append([]harness.Probe{
 			{Property: "B1", Case: "probe", About: "one model turn calls delete_file (RequireConfirmation) and send_email in parallel; approve", Run: approvalRun(true, "approve", false)},
 			{Property: "B1", Case: "control", About: "delete_file in one turn, send_email in the next; approve", Run: approvalRun(false, "approve", false)},
 			{Property: "B2", Case: "probe", About: "parallel calls; reject", Run: approvalRun(true, "reject", false)},
@@ -233,11 +222,6 @@ func Confirmation() harness.Framework {
 			{Property: "B3", Case: "probe", About: "parallel calls; approve; the confirmation response resumes the call", Run: approvalRun(true, "approve", false)},
 			{Property: "B3", Case: "replay-after-crash", About: "parallel calls; approve; the confirmation response is delivered a second time (a client retry after a lost answer)", Run: approvalRun(true, "approve", true)},
 			{Property: "B3", Case: "control", About: "sequential turns; approve", Run: approvalRun(false, "approve", false)},
-			{Property: "B4", Case: "cancel/cooperative", About: "run context cancelled while the tool body runs; body observes ctx", Run: stopRun("cancel", "cooperative", false)},
-			{Property: "B4", Case: "cancel/uncooperative", About: "run context cancelled while the tool body runs; body ignores ctx", Run: stopRun("cancel", "uncooperative", false)},
-			{Property: "B4", Case: "timeout/cooperative", About: "run context deadline passes while the tool body runs; body observes ctx", Run: stopRun("timeout", "cooperative", false)},
-			{Property: "B4", Case: "timeout/uncooperative", About: "run context deadline passes while the tool body runs; body ignores ctx", Run: stopRun("timeout", "uncooperative", false)},
-			{Property: "B4", Case: "control", About: "run completes, then the context is cancelled", Run: stopRun("cancel", "uncooperative", true)},
-		},
+		}, harness.StopProbes(harness.StopWords{Context: "run context", Body: "tool", Run: "run"}, stopRun)...),
 	}
 }

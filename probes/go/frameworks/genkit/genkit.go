@@ -66,66 +66,64 @@ func newSetup(env harness.Env, turns [][]string, body string) *setup {
 		return "deleted", nil
 	})
 	s.send = genkit.DefineTool(gk, uniq("send_email"), "send an email", func(tc *ai.ToolContext, a sendArgs) (string, error) {
-		key, p := "send_email", plan
-		if body == "" {
-			_ = harness.Sleep(tc, 5e6)
-		} else {
-			key, p = "write_file", "S1"
-			if err := harness.Body(tc, body); err != nil {
-				return "", err
-			}
+		if err := harness.SendEmail(tc, env, plan, body); err != nil {
+			return "", err
 		}
-		_, err := env.GatedStep(tc, key, p, harness.StepOptions{})
-		return "sent", err
+		return "sent", nil
 	})
 	names := map[string]string{"delete_file": s.del.Name(), "send_email": s.send.Name()}
 	s.model = genkit.DefineModel(gk, "probe/"+uniq("scripted"), &ai.ModelOptions{Supports: &ai.ModelSupports{Multiturn: true, Tools: true}},
-		func(ctx context.Context, req *ai.ModelRequest, _ ai.ModelStreamCallback) (*ai.ModelResponse, error) {
-			answered := map[string]bool{}
-			rejected := false
-			for _, m := range req.Messages {
-				for _, p := range m.Content {
-					if p.IsToolResponse() {
-						answered[p.ToolResponse.Ref] = true
-						b, _ := json.Marshal(p.ToolResponse.Output)
-						if strings.Contains(string(b), "rejected") {
-							rejected = true
-						}
-					}
-				}
-			}
-			turn := 0
-			for turn < len(turns) && all(turns[turn], answered) {
-				turn++
-			}
-			msg := &ai.Message{Role: ai.RoleModel}
-			if rejected || turn >= len(turns) {
-				msg.Content = []*ai.Part{ai.NewTextPart("done")}
-			} else {
-				var gated, effects []string
-				for _, ref := range turns[turn] {
-					if ref == "delete_file" {
-						gated = append(gated, "delete")
-						effects = append(effects, "delete")
-					} else {
-						effects = append(effects, "send_email")
-					}
-				}
-				// the plan hook (a model wrapper): the turn's requests are announced to the gate
-				if err := env.Plan(ctx, plan, gated, effects); err != nil {
-					return nil, err
-				}
-				for _, ref := range turns[turn] {
-					in := map[string]any{"path": "/data"}
-					if ref == "send_email" {
-						in = map[string]any{"to": "ops@example.org"}
-					}
-					msg.Content = append(msg.Content, ai.NewToolRequestPart(&ai.ToolRequest{Name: names[ref], Ref: ref, Input: in}))
-				}
-			}
-			return &ai.ModelResponse{Request: req, Message: msg}, nil
-		})
+		scriptedModel(env, turns, names))
 	return s
+}
+
+// scriptedModel is the fake model: it requests the tools (by their names in
+// names) of the first turn whose requests are not all answered, and answers
+// "done" when every turn is answered or a tool reported a rejection.
+func scriptedModel(env harness.Env, turns [][]string, names map[string]string) ai.ModelFunc {
+	return func(ctx context.Context, req *ai.ModelRequest, _ ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+		answered, rejected := toolResponses(req)
+		turn := 0
+		for turn < len(turns) && all(turns[turn], answered) {
+			turn++
+		}
+		msg := &ai.Message{Role: ai.RoleModel}
+		if rejected || turn >= len(turns) {
+			msg.Content = []*ai.Part{ai.NewTextPart("done")}
+			return &ai.ModelResponse{Request: req, Message: msg}, nil
+		}
+		// the plan hook (a model wrapper): the turn's requests are announced to the gate
+		gated, effects := harness.TurnPlan(turns[turn])
+		if err := env.Plan(ctx, plan, gated, effects); err != nil {
+			return nil, err
+		}
+		for _, ref := range turns[turn] {
+			in := map[string]any{"path": "/data"}
+			if ref == "send_email" {
+				in = map[string]any{"to": "ops@example.org"}
+			}
+			msg.Content = append(msg.Content, ai.NewToolRequestPart(&ai.ToolRequest{Name: names[ref], Ref: ref, Input: in}))
+		}
+		return &ai.ModelResponse{Request: req, Message: msg}, nil
+	}
+}
+
+// toolResponses reads the tool responses of the history: the refs answered,
+// and whether one of them reports a rejection.
+func toolResponses(req *ai.ModelRequest) (answered map[string]bool, rejected bool) {
+	answered = map[string]bool{}
+	for _, m := range req.Messages {
+		for _, p := range m.Content {
+			if p.IsToolResponse() {
+				answered[p.ToolResponse.Ref] = true
+				b, _ := json.Marshal(p.ToolResponse.Output)
+				if strings.Contains(string(b), "rejected") {
+					rejected = true
+				}
+			}
+		}
+	}
+	return answered, rejected
 }
 
 func all(refs []string, answered map[string]bool) bool {
@@ -200,7 +198,7 @@ func Interrupts() harness.Framework {
 	return harness.Framework{
 		Name: "Genkit for Go", Module: "github.com/firebase/genkit/go", ID: "genkit_interrupts",
 		Primitive: "tool interrupts (ToolContext.Interrupt) with parallel tool requests",
-		Probes: []harness.Probe{
+		Probes: append([]harness.Probe{
 			{Property: "B1", Case: "probe", About: "one model turn requests delete_file (interrupts) and send_email in parallel; approve (restart)", Run: approvalRun(parallel, "approve", false)},
 			{Property: "B1", Case: "control", About: "delete_file in one turn, send_email in the next; approve", Run: approvalRun(sequential, "approve", false)},
 			{Property: "B2", Case: "probe", About: "parallel requests; reject (respond with a rejection)", Run: approvalRun(parallel, "reject", false)},
@@ -208,11 +206,6 @@ func Interrupts() harness.Framework {
 			{Property: "B3", Case: "probe", About: "parallel requests; approve; resume with the history and a restart", Run: approvalRun(parallel, "approve", false)},
 			{Property: "B3", Case: "replay-after-crash", About: "parallel requests; approve; the saved history and the restart are sent a second time (a crash before the new history was saved)", Run: approvalRun(parallel, "approve", true)},
 			{Property: "B3", Case: "control", About: "sequential turns; approve", Run: approvalRun(sequential, "approve", false)},
-			{Property: "B4", Case: "cancel/cooperative", About: "generate context cancelled while the tool body runs; body observes ctx", Run: stopRun("cancel", "cooperative", false)},
-			{Property: "B4", Case: "cancel/uncooperative", About: "generate context cancelled while the tool body runs; body ignores ctx", Run: stopRun("cancel", "uncooperative", false)},
-			{Property: "B4", Case: "timeout/cooperative", About: "generate context deadline passes while the tool body runs; body observes ctx", Run: stopRun("timeout", "cooperative", false)},
-			{Property: "B4", Case: "timeout/uncooperative", About: "generate context deadline passes while the tool body runs; body ignores ctx", Run: stopRun("timeout", "uncooperative", false)},
-			{Property: "B4", Case: "control", About: "generate completes, then the context is cancelled", Run: stopRun("cancel", "uncooperative", true)},
-		},
+		}, harness.StopProbes(harness.StopWords{Context: "generate context", Body: "tool", Run: "generate"}, stopRun)...),
 	}
 }
