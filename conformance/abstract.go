@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/internal/scenario"
 	"github.com/soundgate/soundgate/model"
 )
 
@@ -96,12 +97,8 @@ func answerOf(op model.Op, rep core.Reply) model.Answer {
 // errCode returns the contract's name of a typed error; any other error is the
 // harness's own, named so that it never equals a model answer's error.
 func errCode(err error) string {
-	type coded interface{ ErrorCode() string }
-	if ce, ok := err.(coded); ok {
-		return ce.ErrorCode()
-	}
-	if ce, ok := err.(*core.Error); ok {
-		return ce.Code
+	if code, ok := scenario.ErrorCode(err); ok {
+		return code
 	}
 	return "harness:" + err.Error()
 }

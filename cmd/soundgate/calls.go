@@ -95,6 +95,13 @@ func (cf *callFlags) do(f func(ctx context.Context, c *client.Client) (any, int,
 	return code
 }
 
+// show prints a call's answer for people (not with --json), once the call succeeded.
+func (cf *callFlags) show(err error, format string, a ...any) {
+	if err == nil && !*cf.json {
+		fmt.Printf(format, a...)
+	}
+}
+
 func callError(err error) int {
 	var ge *client.Error
 	if errors.As(err, &ge) {
@@ -116,9 +123,7 @@ func openMain(args []string) int {
 	}
 	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
 		r, err := c.Open(ctx, a[0], *deadline)
-		if err == nil && !*cf.json {
-			fmt.Printf("run %s %s epoch=%d created=%t\n", r.Run, r.Status, r.Epoch, r.Created)
-		}
+		cf.show(err, "run %s %s epoch=%d created=%t\n", r.Run, r.Status, r.Epoch, r.Created)
 		return r, exitOK, err
 	})
 }
@@ -174,9 +179,7 @@ func decideMain(args []string) int {
 	}
 	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
 		r, err := c.Decide(ctx, a[0], a[1], d)
-		if err == nil && !*cf.json {
-			fmt.Printf("decided %s repeat=%t\n", r.Decision, r.Repeat)
-		}
+		cf.show(err, "decided %s repeat=%t\n", r.Decision, r.Repeat)
 		return r, exitOK, err
 	})
 }
@@ -194,9 +197,7 @@ func completeMain(args []string) int {
 	}
 	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
 		r, err := c.Complete(ctx, a[0], a[1], o, *result)
-		if err == nil && !*cf.json {
-			fmt.Printf("completed repeat=%t\n", r.Repeat)
-		}
+		cf.show(err, "completed repeat=%t\n", r.Repeat)
 		return r, exitOK, err
 	})
 }
@@ -209,9 +210,7 @@ func cancelMain(args []string) int {
 	}
 	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
 		r, err := c.Cancel(ctx, a[0])
-		if err == nil && !*cf.json {
-			fmt.Printf("run %s %s epoch=%d\n", r.Run, r.Status, r.Epoch)
-		}
+		cf.show(err, "run %s %s epoch=%d\n", r.Run, r.Status, r.Epoch)
 		return r, exitOK, err
 	})
 }
@@ -224,9 +223,7 @@ func fenceMain(args []string) int {
 	}
 	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
 		r, err := c.Fence(ctx, a[0])
-		if err == nil && !*cf.json {
-			fmt.Printf("run %s epoch=%d\n", r.Run, r.Epoch)
-		}
+		cf.show(err, "run %s epoch=%d\n", r.Run, r.Epoch)
 		return r, exitOK, err
 	})
 }

@@ -174,12 +174,21 @@ func Render(c core.Command, r core.Reply) string {
 
 // errorCode returns the contract's name of a typed error, or the error text.
 func errorCode(err error) string {
-	type coded interface{ ErrorCode() string }
-	if ce, ok := err.(coded); ok {
-		return ce.ErrorCode()
-	}
-	if ce, ok := err.(*core.Error); ok {
-		return ce.Code
+	if code, ok := ErrorCode(err); ok {
+		return code
 	}
 	return err.Error()
+}
+
+// ErrorCode returns the contract's name of a typed error: a core error's code, or the
+// wire's error type of a client's error (anything with an ErrorCode method).
+func ErrorCode(err error) (string, bool) {
+	type coded interface{ ErrorCode() string }
+	if ce, ok := err.(coded); ok {
+		return ce.ErrorCode(), true
+	}
+	if ce, ok := err.(*core.Error); ok {
+		return ce.Code, true
+	}
+	return "", false
 }
