@@ -191,6 +191,21 @@ func scanNumber(b []byte, i int) (end int, integer bool) {
 	return i, integer
 }
 
+// scanLiteral checks the literal true, false or null at b[i] (whose first byte is
+// 't', 'f' or 'n') and returns the index past it, or -1.
+func scanLiteral(b []byte, i int) int {
+	lit := "null"
+	if b[i] == 't' {
+		lit = "true"
+	} else if b[i] == 'f' {
+		lit = "false"
+	}
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return -1
+	}
+	return i + len(lit)
+}
+
 // parseInt reads the valid integer literal lit. ok is false if |value| > IntMax.
 func parseInt(lit []byte) (v int64, ok bool) {
 	neg := false
