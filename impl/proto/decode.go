@@ -697,25 +697,21 @@ func readChoice(f field, v []byte, at int, req *Request) *DecodeError {
 	}
 	e := hasBackslash(v)
 	if f == fDecision {
-		switch {
-		case unescapedEqual(v, e, "approve"):
-			req.Decision = core.Approve
-		case unescapedEqual(v, e, "reject"):
-			req.Decision = core.Reject
-		default:
-			return fault(ErrOutOfRange, paramNames[f], at, `must be "approve" or "reject"`)
+		for _, d := range [...]core.Decision{core.Approve, core.Reject} {
+			if unescapedEqual(v, e, d.String()) {
+				req.Decision = d
+				return nil
+			}
 		}
-		return nil
+		return fault(ErrOutOfRange, paramNames[f], at, `must be "approve" or "reject"`)
 	}
-	switch {
-	case unescapedEqual(v, e, "ok"):
-		req.Outcome = core.OutcomeOK
-	case unescapedEqual(v, e, "failed"):
-		req.Outcome = core.OutcomeFailed
-	default:
-		return fault(ErrOutOfRange, paramNames[f], at, `must be "ok" or "failed"`)
+	for _, o := range [...]core.Outcome{core.OutcomeOK, core.OutcomeFailed} {
+		if unescapedEqual(v, e, o.String()) {
+			req.Outcome = o
+			return nil
+		}
 	}
-	return nil
+	return fault(ErrOutOfRange, paramNames[f], at, `must be "ok" or "failed"`)
 }
 
 // setStrings makes every string of the request with one allocation.
