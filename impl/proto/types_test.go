@@ -58,3 +58,42 @@ func TestMethodOps(t *testing.T) {
 		t.Errorf("%d operations have a method, want one per method but hello (%d)", asked, len(Methods)-1)
 	}
 }
+
+// TestEnumNames: the zero values and values out of range are "invalid" by name and the
+// null id is the only null one; a name that is not a role parses to RoleNone (never to
+// a role with rights, should a caller forget ok), as a name that is not a method parses
+// to MethodNone.
+func TestEnumNames(t *testing.T) {
+	for _, c := range []struct {
+		id   ID
+		null bool
+	}{{ID{}, true}, {IntID(0), false}, {StringID(""), false}, {IntID(-1), false}} {
+		if c.id.IsNull() != c.null {
+			t.Errorf("%#v.IsNull() = %v", c.id, !c.null)
+		}
+	}
+	for _, c := range []struct {
+		r    Role
+		name string
+	}{{RoleNone, "invalid"}, {RoleAgent, "agent"}, {RoleApprover, "approver"}, {RoleOperator, "operator"}, {RoleOperator + 1, "invalid"}, {255, "invalid"}} {
+		if got := c.r.String(); got != c.name {
+			t.Errorf("Role(%d).String() = %q, want %q", c.r, got, c.name)
+		}
+		if r, ok := ParseRole(c.name); (c.name != "invalid") != ok || (ok && r != c.r) {
+			t.Errorf("ParseRole(%q) = %v, %v", c.name, r, ok)
+		}
+	}
+	for _, name := range []string{"", "invalid", "Agent", "root"} {
+		if r, ok := ParseRole(name); ok || r != RoleNone {
+			t.Errorf("ParseRole(%q) = %v, %v; want RoleNone, false", name, r, ok)
+		}
+		if m, ok := ParseMethod(name); ok || m != MethodNone {
+			t.Errorf("ParseMethod(%q) = %v, %v; want MethodNone, false", name, m, ok)
+		}
+	}
+	for _, m := range []Method{MethodNone, MethodStatus + 1, 255} {
+		if m.String() != "invalid" {
+			t.Errorf("Method(%d).String() = %q", m, m.String())
+		}
+	}
+}
