@@ -135,7 +135,7 @@ func (d *Decoder) validate(b []byte) (*Error, int) {
 		switch state {
 		case expectValue:
 			d.valueStart(i)
-			end := -1
+			var end int
 			switch c := b[i]; {
 			case c == '{' || c == '[':
 				if i, state = d.openContainer(b, i); state == syntaxError {
@@ -148,6 +148,8 @@ func (d *Decoder) validate(b []byte) (*Error, int) {
 				end = scanLiteral(b, i)
 			case c == '-' || ('0' <= c && c <= '9'):
 				end, _ = scanNumber(b, i)
+			default:
+				return ErrParse, i
 			}
 			if end < 0 {
 				return ErrParse, i
@@ -156,10 +158,10 @@ func (d *Decoder) validate(b []byte) (*Error, int) {
 			d.valueDone(i)
 			state = afterValue
 		case expectKey:
-			end, esc := -1, false
-			if b[i] == '"' {
-				end, esc = scanString(b, i)
+			if b[i] != '"' {
+				return ErrParse, i
 			}
+			end, esc := scanString(b, i)
 			if end < 0 {
 				return ErrParse, i
 			}
@@ -425,17 +427,14 @@ var paramNames = func() (n [nFields]string) {
 }()
 
 // firstField returns the first field, in the order of fieldNames, whose bit is set in
-// mask; ok is false if none is.
-func firstField(mask uint16) (f field, ok bool) {
-	if mask == 0 {
-		return nFields, false
-	}
-	for t := field(0); t < nFields; t++ {
-		if mask&(bit<<t) != 0 {
-			return t, true
+// the non-zero mask (a set of fields' bits).
+func firstField(mask uint16) field {
+	for f := field(0); f < nFields; f++ {
+		if mask&(bit<<f) != 0 {
+			return f
 		}
 	}
-	return nFields, false
+	return nFields
 }
 
 // The members of the envelope, as indexes of topNames.
@@ -474,9 +473,9 @@ func (d *Decoder) interpret(b []byte, req *Request) error {
 		return de
 	}
 	var refs [nFields]strRef
-	params, de := d.readEnvelope(b, req)
+	de = d.readEnvelope(b, req)
 	if de == nil {
-		de = d.readParams(b, params, req, &refs)
+		de = d.readParams(b, req, &refs)
 	}
 	if de != nil {
 		if req.ID.Kind == IDString {
@@ -546,30 +545,29 @@ func (d *Decoder) readID(b []byte, req *Request) (strRef, *DecodeError) {
 
 // readEnvelope checks the members around params, in the order of docs/protocol.md: no
 // unknown member, jsonrpc "2.0", a method of the protocol (into req.Method), params an
-// object. It returns the offset of params.
-func (d *Decoder) readEnvelope(b []byte, req *Request) (int, *DecodeError) {
+// object.
+func (d *Decoder) readEnvelope(b []byte, req *Request) *DecodeError {
 	env := &d.env
 	if env.unknown >= 0 {
 		m := d.top[env.unknown]
-		return -1, fault(ErrInvalidRequest, truncName(d.keyBytes(b, m, &d.tmpA)), m.key.start, "unknown member")
+		return fault(ErrInvalidRequest, truncName(d.keyBytes(b, m, &d.tmpA)), m.key.start, "unknown member")
 	}
 	if env.at[topJSONRPC] < 0 {
-		return -1, fault(ErrInvalidRequest, "jsonrpc", -1, "missing")
+		return fault(ErrInvalidRequest, "jsonrpc", -1, "missing")
 	}
 	if m := d.top[env.at[topJSONRPC]]; !unescapedEqual(b[m.val.start:m.val.end], hasBackslash(b[m.val.start:m.val.end]), "2.0") {
-		return -1, fault(ErrInvalidRequest, "jsonrpc", m.val.start, `must be "2.0"`)
+		return fault(ErrInvalidRequest, "jsonrpc", m.val.start, `must be "2.0"`)
 	}
 	if de := d.readMethod(b, env.at[topMethod], req); de != nil {
-		return -1, de
+		return de
 	}
 	if env.at[topParams] < 0 {
-		return -1, fault(ErrMissingField, "params", -1, "missing")
+		return fault(ErrMissingField, "params", -1, "missing")
 	}
-	at := d.top[env.at[topParams]].val.start
-	if b[at] != '{' {
-		return -1, fault(ErrWrongType, "params", at, "must be an object")
+	if at := d.top[env.at[topParams]].val.start; b[at] != '{' {
+		return fault(ErrWrongType, "params", at, "must be an object")
 	}
-	return at, nil
+	return nil
 }
 
 // readMethod reads the method, the member d.top[at], into req.Method.
@@ -592,13 +590,13 @@ func (d *Decoder) readMethod(b []byte, at int, req *Request) *DecodeError {
 	return fault(ErrUnknownMethod, "method", m.val.start, string(appendString(nil, truncName(d.stringBytes(v, &d.tmpA))))+" is not a method of protocol version 1")
 }
 
-// readParams reads the members of the params object at b[at] into req, in order of
-// appearance (strings into d.scratch, where refs locates them), then checks that no
-// required member is missing.
-func (d *Decoder) readParams(b []byte, at int, req *Request, refs *[nFields]strRef) *DecodeError {
+// readParams reads the members of the params object into req, in order of appearance
+// (strings into d.scratch, where refs locates them), then checks that no required
+// member is missing.
+func (d *Decoder) readParams(b []byte, req *Request, refs *[nFields]strRef) *DecodeError {
 	spec := methodFields[req.Method]
 	var seen uint16
-	j := at + 1
+	j := d.top[d.env.at[topParams]].val.start + 1
 	for {
 		j = skipWS(b, j)
 		if b[j] == '}' {
@@ -629,8 +627,8 @@ func (d *Decoder) readParams(b []byte, at int, req *Request, refs *[nFields]strR
 			return de
 		}
 	}
-	if t, ok := firstField(spec.required &^ seen); ok {
-		return fault(ErrMissingField, paramNames[t], -1, "required by "+req.Method.String())
+	if missing := spec.required &^ seen; missing != 0 {
+		return fault(ErrMissingField, paramNames[firstField(missing)], -1, "required by "+req.Method.String())
 	}
 	return nil
 }

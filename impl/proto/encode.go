@@ -71,11 +71,11 @@ func (req *Request) Validate() error {
 		return de
 	}
 	spec := methodFields[req.Method]
-	if t, ok := firstField(set &^ spec.allowed); ok {
-		return req.invalid(ErrUnknownField, paramNames[t], "not a field of "+req.Method.String())
+	if extra := set &^ spec.allowed; extra != 0 {
+		return req.invalid(ErrUnknownField, paramNames[firstField(extra)], "not a field of "+req.Method.String())
 	}
-	if t, ok := firstField(spec.required &^ set); ok {
-		return req.invalid(ErrMissingField, paramNames[t], "required by "+req.Method.String())
+	if missing := spec.required &^ set; missing != 0 {
+		return req.invalid(ErrMissingField, paramNames[firstField(missing)], "required by "+req.Method.String())
 	}
 	return nil
 }
@@ -104,12 +104,11 @@ func (id ID) fault() string {
 
 // fieldsSet returns the bits of the params fields req sets (those not zero), or the
 // error for the first whose value is out of its range.
-func (req *Request) fieldsSet() (uint16, *DecodeError) {
-	set := uint16(0)
+func (req *Request) fieldsSet() (set uint16, de *DecodeError) {
 	if req.Version != 0 {
 		set |= bVersion
 		if !inRange(fVersion, req.Version) {
-			return 0, req.outOfRange(fVersion, rangeDetail)
+			return set, req.outOfRange(fVersion, rangeDetail)
 		}
 	}
 	strs := [...]struct {
@@ -122,13 +121,13 @@ func (req *Request) fieldsSet() (uint16, *DecodeError) {
 		}
 		set |= bit << s.f
 		if !inRange(s.f, int64(len(s.s))) || !validString(s.s) {
-			return 0, req.outOfRange(s.f, lengthDetail)
+			return set, req.outOfRange(s.f, lengthDetail)
 		}
 	}
 	if req.Epoch != 0 {
 		set |= bEpoch
 		if req.Epoch > uint64(fieldRange[fEpoch].hi) {
-			return 0, req.outOfRange(fEpoch, rangeDetail)
+			return set, req.outOfRange(fEpoch, rangeDetail)
 		}
 	}
 	if req.Gated {
@@ -143,19 +142,19 @@ func (req *Request) fieldsSet() (uint16, *DecodeError) {
 		}
 		set |= bit << n.f
 		if !inRange(n.f, n.v) {
-			return 0, req.outOfRange(n.f, rangeDetail)
+			return set, req.outOfRange(n.f, rangeDetail)
 		}
 	}
 	if req.Decision != 0 {
 		set |= bDecision
 		if req.Decision != core.Approve && req.Decision != core.Reject {
-			return 0, req.invalid(ErrOutOfRange, "params.decision", "not a decision")
+			return set, req.invalid(ErrOutOfRange, "params.decision", "not a decision")
 		}
 	}
 	if req.Outcome != core.OutcomeNone {
 		set |= bOutcome
 		if req.Outcome != core.OutcomeOK && req.Outcome != core.OutcomeFailed {
-			return 0, req.invalid(ErrOutOfRange, "params.outcome", "not an outcome")
+			return set, req.invalid(ErrOutOfRange, "params.outcome", "not an outcome")
 		}
 	}
 	return set, nil

@@ -554,11 +554,11 @@ type runWire struct {
 
 // readRun unmarshals the result object b into w, whose run part is run, and reads the
 // run's status.
-func readRun(b []byte, w any, run *runWire) (core.RunStatus, error) {
-	if err := strictJSON(b, w); err != nil {
-		return 0, err
+func readRun(b []byte, w any, run *runWire) (st core.RunStatus, err error) {
+	if err = strictJSON(b, w); err == nil {
+		st, err = run.status()
 	}
-	return run.status()
+	return st, err
 }
 
 func (w runWire) status() (core.RunStatus, error) {
