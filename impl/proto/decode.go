@@ -109,10 +109,10 @@ func invalidUTF8At(b []byte) int {
 
 // The states of validate's scan.
 const (
-	expectValue = iota
+	syntaxError = iota // from openContainer or closeContainer: ErrParse at the offset returned with it
+	expectValue
 	afterValue
 	expectKey
-	syntaxError // returned by openContainer: ErrParse at the offset returned with it
 )
 
 // validate checks that b is exactly one JSON value with no duplicate keys, and records
@@ -172,15 +172,17 @@ func (d *Decoder) validate(b []byte) (*Error, int) {
 			i++
 			state = expectValue
 		case afterValue:
-			switch f := &d.frames[len(d.frames)-1]; {
-			case b[i] == ',' && f.obj:
-				i, state = i+1, expectKey
-			case b[i] == ',':
-				i, state = i+1, expectValue
-			case b[i] == '}' && f.obj, b[i] == ']' && !f.obj:
-				d.closeContainer()
+			switch b[i] {
+			case ',':
 				i++
-				d.valueDone(i)
+				state = expectValue
+				if d.frames[len(d.frames)-1].obj {
+					state = expectKey
+				}
+			case '}', ']':
+				if i, state = d.closeContainer(b, i); state == syntaxError {
+					return ErrParse, i
+				}
 			default:
 				return ErrParse, i
 			}
@@ -223,8 +225,9 @@ func (d *Decoder) openContainer(b []byte, i int) (int, int) {
 	}
 	i = skipWS(b, i+1)
 	if i < len(b) && b[i] == closer {
-		d.valueDone(i + 1)
-		return i + 1, afterValue
+		i++
+		d.valueDone(i)
+		return i, afterValue
 	}
 	if !obj {
 		d.frames = append(d.frames, frame{})
@@ -234,12 +237,20 @@ func (d *Decoder) openContainer(b []byte, i int) (int, int) {
 	return i, expectKey
 }
 
-// closeContainer pops the innermost frame, dropping its keys.
-func (d *Decoder) closeContainer() {
+// closeContainer reads the '}' or ']' at b[i], which must close the innermost
+// container, and pops its frame, dropping its keys. It returns where the scan goes on
+// and in which state.
+func (d *Decoder) closeContainer(b []byte, i int) (int, int) {
 	f := &d.frames[len(d.frames)-1]
+	if f.obj != (b[i] == '}') {
+		return i, syntaxError
+	}
 	d.keys = d.keys[:f.keysStart]
 	*f = frame{}
 	d.frames = d.frames[:len(d.frames)-1]
+	i++
+	d.valueDone(i)
+	return i, afterValue
 }
 
 // recoverID returns the id of the syntactically valid line b if its top level is an
