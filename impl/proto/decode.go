@@ -22,7 +22,7 @@ type member struct {
 
 type frame struct {
 	obj       bool
-	keysStart int                 // index in Decoder.keys of this object's first key
+	keysStart int                 // len(Decoder.keys) when the container opened; closing it drops the keys after
 	set       map[string]struct{} // built once the object has smallObjectKeys keys
 }
 
@@ -229,11 +229,10 @@ func (d *Decoder) openContainer(b []byte, i int) (int, int) {
 		d.valueDone(i)
 		return i, afterValue
 	}
+	d.frames = append(d.frames, frame{obj: obj, keysStart: len(d.keys)})
 	if !obj {
-		d.frames = append(d.frames, frame{})
 		return i, expectValue
 	}
-	d.frames = append(d.frames, frame{obj: true, keysStart: len(d.keys)})
 	return i, expectKey
 }
 
