@@ -601,8 +601,9 @@ func (d *Decoder) readMethod(b []byte, at int, req *Request) *DecodeError {
 }
 
 // readParams reads the members of the params object into req, in order of appearance
-// (strings into d.scratch, where refs locates them), then checks that no required
-// member is missing.
+// (strings into d.scratch, where refs locates them), checking each value against its
+// type and fieldRange, then checks that no required member is missing. Strings and
+// integers are read here, without a call per member: this loop is on the hot path.
 func (d *Decoder) readParams(b []byte, req *Request, refs *[nFields]strRef) *DecodeError {
 	spec := methodFields[req.Method]
 	var seen uint16
@@ -633,8 +634,38 @@ func (d *Decoder) readParams(b []byte, req *Request, refs *[nFields]strRef) *Dec
 			return fault(ErrUnknownField, "params."+truncName(d.keyBytes(b, member{key: span{kStart, kEnd}, keyEsc: kEsc}, &d.tmpA)), kStart, "not a field of "+req.Method.String())
 		}
 		seen |= bit << f
-		if de := d.readField(f, b[vStart:vEnd], vStart, req, refs); de != nil {
-			return de
+		v := b[vStart:vEnd]
+		lim := fieldRange[f]
+		switch f {
+		case fToken, fRun, fKey, fResult:
+			if v[0] != '"' {
+				return fault(ErrWrongType, paramNames[f], vStart, "must be a string")
+			}
+			r := d.decodeString(v)
+			if int64(r.n) < lim.lo || int64(r.n) > lim.hi {
+				return fault(ErrOutOfRange, paramNames[f], vStart, lengthDetail(lim.lo, lim.hi))
+			}
+			refs[f] = r
+		case fVersion, fEpoch, fWaitMs, fTimeoutMs:
+			if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
+				return fault(ErrWrongType, paramNames[f], vStart, "must be an integer")
+			}
+			if _, integer := scanNumber(v, 0); !integer {
+				return fault(ErrWrongType, paramNames[f], vStart, "must be an integer, not a fraction or exponent")
+			}
+			n, ok := parseInt(v)
+			if !ok || n < lim.lo || n > lim.hi {
+				return fault(ErrOutOfRange, paramNames[f], vStart, rangeDetail(lim.lo, lim.hi))
+			}
+			req.setInt(f, n)
+		case fGated:
+			if de := readGated(v, vStart, req); de != nil {
+				return de
+			}
+		case fDecision, fOutcome:
+			if de := readChoice(f, v, vStart, req); de != nil {
+				return de
+			}
 		}
 	}
 	if missing := spec.required &^ seen; missing != 0 {
@@ -643,43 +674,15 @@ func (d *Decoder) readParams(b []byte, req *Request, refs *[nFields]strRef) *Dec
 	return nil
 }
 
-// readField checks the value v, at offset at, of the params member f against its type
-// and fieldRange, and stores it in req (a string: in d.scratch, located by refs[f]).
-func (d *Decoder) readField(f field, v []byte, at int, req *Request, refs *[nFields]strRef) *DecodeError {
-	lim := fieldRange[f]
-	switch f {
-	case fToken, fRun, fKey, fResult:
-		if v[0] != '"' {
-			return fault(ErrWrongType, paramNames[f], at, "must be a string")
-		}
-		r := d.decodeString(v)
-		if int64(r.n) < lim.lo || int64(r.n) > lim.hi {
-			return fault(ErrOutOfRange, paramNames[f], at, lengthDetail(lim.lo, lim.hi))
-		}
-		refs[f] = r
-	case fVersion, fEpoch, fWaitMs, fTimeoutMs:
-		if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
-			return fault(ErrWrongType, paramNames[f], at, "must be an integer")
-		}
-		if _, integer := scanNumber(v, 0); !integer {
-			return fault(ErrWrongType, paramNames[f], at, "must be an integer, not a fraction or exponent")
-		}
-		n, ok := parseInt(v)
-		if !ok || n < lim.lo || n > lim.hi {
-			return fault(ErrOutOfRange, paramNames[f], at, rangeDetail(lim.lo, lim.hi))
-		}
-		req.setInt(f, n)
-	case fGated:
-		switch v[0] {
-		case 't':
-			req.Gated = true
-		case 'f':
-			req.Gated = false
-		default:
-			return fault(ErrWrongType, paramNames[f], at, "must be true or false")
-		}
-	case fDecision, fOutcome:
-		return readChoice(f, v, at, req)
+// readGated reads the value v, at offset at, of the member gated into req.
+func readGated(v []byte, at int, req *Request) *DecodeError {
+	switch v[0] {
+	case 't':
+		req.Gated = true
+	case 'f':
+		req.Gated = false
+	default:
+		return fault(ErrWrongType, paramNames[fGated], at, "must be true or false")
 	}
 	return nil
 }
