@@ -22,7 +22,7 @@ type member struct {
 
 type frame struct {
 	obj       bool
-	keysStart int                 // index in Decoder.keys of this object's first key
+	keysStart int                 // len(Decoder.keys) when the container opened; closing it drops the keys after
 	set       map[string]struct{} // built once the object has smallObjectKeys keys
 }
 
@@ -39,6 +39,8 @@ type Decoder struct {
 	scratch []byte
 	tmpA    []byte
 	tmpB    []byte
+	dupAt   int      // offset of the line's first duplicate key, or -1
+	env     envelope // where the envelope's members are in top
 }
 
 // Decode decodes one request line with a fresh Decoder. See Decoder.Decode.
@@ -105,8 +107,10 @@ func invalidUTF8At(b []byte) int {
 	return -1
 }
 
+// The states of validate's scan.
 const (
-	expectValue = iota
+	syntaxError = iota // from openContainer or closeContainer: ErrParse at the offset returned with it
+	expectValue
 	afterValue
 	expectKey
 )
@@ -114,138 +118,138 @@ const (
 // validate checks that b is exactly one JSON value with no duplicate keys, and records
 // the members of the top-level object in d.top. It returns ErrParse or ErrDuplicateKey
 // and the offset of the fault; a syntax error anywhere wins over a duplicate key.
+// It is the decoder's hot loop: scalars and punctuation are read here, and only a key
+// or a bracket costs a call.
 func (d *Decoder) validate(b []byte) (*Error, int) {
-	for i := range d.frames {
-		d.frames[i] = frame{}
-	}
-	d.frames, d.keys, d.top = d.frames[:0], d.keys[:0], d.top[:0]
-	dupAt := -1
+	d.reset()
 	state := expectValue
 	i := 0
 	for {
 		i = skipWS(b, i)
+		if state == afterValue && len(d.frames) == 0 {
+			return d.verdict(b, i)
+		}
+		if i >= len(b) {
+			return ErrParse, i // the line ends inside the value
+		}
 		switch state {
 		case expectValue:
-			if i >= len(b) {
-				return ErrParse, i
-			}
-			if len(d.frames) == 1 && d.frames[0].obj {
-				d.top[len(d.top)-1].val.start = i
-			}
-			if (b[i] == '{' || b[i] == '[') && len(d.frames) == DepthMax {
-				return ErrParse, i
-			}
+			d.valueStart(i)
+			var end int
 			switch c := b[i]; {
-			case c == '{':
-				i = skipWS(b, i+1)
-				if i < len(b) && b[i] == '}' {
-					i++
-					d.valueDone(i)
-					state = afterValue
-					continue
+			case c == '{' || c == '[':
+				if i, state = d.openContainer(b, i); state == syntaxError {
+					return ErrParse, i
 				}
-				d.frames = append(d.frames, frame{obj: true, keysStart: len(d.keys)})
-				state = expectKey
-			case c == '[':
-				i = skipWS(b, i+1)
-				if i < len(b) && b[i] == ']' {
-					i++
-					d.valueDone(i)
-					state = afterValue
-					continue
-				}
-				d.frames = append(d.frames, frame{})
+				continue
 			case c == '"':
-				end, _ := scanString(b, i)
-				if end < 0 {
-					return ErrParse, i
-				}
-				i = end
-				d.valueDone(i)
-				state = afterValue
+				end, _ = scanString(b, i)
 			case c == 't', c == 'f', c == 'n':
-				lit := "null"
-				if c == 't' {
-					lit = "true"
-				} else if c == 'f' {
-					lit = "false"
-				}
-				if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
-					return ErrParse, i
-				}
-				i += len(lit)
-				d.valueDone(i)
-				state = afterValue
+				end = scanLiteral(b, i)
 			case c == '-' || ('0' <= c && c <= '9'):
-				end, _ := scanNumber(b, i)
-				if end < 0 {
-					return ErrParse, i
-				}
-				i = end
-				d.valueDone(i)
-				state = afterValue
+				end, _ = scanNumber(b, i)
 			default:
 				return ErrParse, i
 			}
+			if end < 0 {
+				return ErrParse, i
+			}
+			i = end
+			d.valueDone(i)
+			state = afterValue
 		case expectKey:
-			if i >= len(b) || b[i] != '"' {
+			if b[i] != '"' {
 				return ErrParse, i
 			}
 			end, esc := scanString(b, i)
 			if end < 0 {
 				return ErrParse, i
 			}
-			k := member{key: span{i, end}, keyEsc: esc}
-			f := &d.frames[len(d.frames)-1]
-			if dupAt < 0 && d.isDup(b, f, k) {
-				dupAt = i
-			}
-			d.keys = append(d.keys, k)
-			if len(d.frames) == 1 {
-				d.top = append(d.top, k)
-			}
-			i = skipWS(b, end)
-			if i >= len(b) || b[i] != ':' {
+			d.addKey(b, member{key: span{i, end}, keyEsc: esc})
+			if i = skipWS(b, end); i >= len(b) || b[i] != ':' {
 				return ErrParse, i
 			}
 			i++
 			state = expectValue
 		case afterValue:
-			if len(d.frames) == 0 {
-				if i != len(b) {
-					return ErrParse, i
-				}
-				if dupAt >= 0 {
-					return ErrDuplicateKey, dupAt
-				}
-				return nil, -1
-			}
-			if i >= len(b) {
-				return ErrParse, i
-			}
-			f := &d.frames[len(d.frames)-1]
 			switch b[i] {
 			case ',':
 				i++
-				if f.obj {
+				state = expectValue
+				if d.frames[len(d.frames)-1].obj {
 					state = expectKey
-				} else {
-					state = expectValue
 				}
 			case '}', ']':
-				if f.obj != (b[i] == '}') {
+				if i, state = d.closeContainer(b, i); state == syntaxError {
 					return ErrParse, i
 				}
-				d.keys = d.keys[:f.keysStart]
-				*f = frame{}
-				d.frames = d.frames[:len(d.frames)-1]
-				i++
-				d.valueDone(i)
 			default:
 				return ErrParse, i
 			}
 		}
 	}
+}
+
+// reset empties the scan's state. The frames a refused line left open are cleared too,
+// so that their key sets can be collected.
+func (d *Decoder) reset() {
+	for i := range d.frames {
+		d.frames[i] = frame{}
+	}
+	d.frames, d.keys, d.top = d.frames[:0], d.keys[:0], d.top[:0]
+	d.dupAt = -1
+}
+
+// verdict is validate's result once the top-level value ends before b[i].
+func (d *Decoder) verdict(b []byte, i int) (*Error, int) {
+	if i != len(b) {
+		return ErrParse, i
+	}
+	if d.dupAt >= 0 {
+		return ErrDuplicateKey, d.dupAt
+	}
+	return nil, -1
+}
+
+// openContainer reads the '{' or '[' at b[i]: an empty container whole, else the
+// opening of the frame of its members. It returns where the scan goes on and in which
+// state.
+func (d *Decoder) openContainer(b []byte, i int) (int, int) {
+	if len(d.frames) == DepthMax {
+		return i, syntaxError
+	}
+	obj := b[i] == '{'
+	closer := byte(']')
+	if obj {
+		closer = '}'
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == closer {
+		i++
+		d.valueDone(i)
+		return i, afterValue
+	}
+	d.frames = append(d.frames, frame{obj: obj, keysStart: len(d.keys)})
+	if !obj {
+		return i, expectValue
+	}
+	return i, expectKey
+}
+
+// closeContainer reads the '}' or ']' at b[i], which must close the innermost
+// container, and pops its frame, dropping its keys. It returns where the scan goes on
+// and in which state.
+func (d *Decoder) closeContainer(b []byte, i int) (int, int) {
+	f := &d.frames[len(d.frames)-1]
+	if f.obj != (b[i] == '}') {
+		return i, syntaxError
+	}
+	d.keys = d.keys[:f.keysStart]
+	*f = frame{}
+	d.frames = d.frames[:len(d.frames)-1]
+	i++
+	d.valueDone(i)
+	return i, afterValue
 }
 
 // recoverID returns the id of the syntactically valid line b if its top level is an
@@ -293,6 +297,13 @@ func parseID(v []byte, tmp *[]byte) (id ID, ok bool) {
 	return ID{}, false
 }
 
+// valueStart records the start of a value if it is a member of the top-level object.
+func (d *Decoder) valueStart(i int) {
+	if len(d.frames) == 1 && d.frames[0].obj {
+		d.top[len(d.top)-1].val.start = i
+	}
+}
+
 // valueDone records the end of a value if it is a member of the top-level object.
 func (d *Decoder) valueDone(i int) {
 	if len(d.frames) == 1 && d.frames[0].obj {
@@ -300,17 +311,32 @@ func (d *Decoder) valueDone(i int) {
 	}
 }
 
-// isDup reports whether key k repeats a key of the object f.
-func (d *Decoder) isDup(b []byte, f *frame, k member) bool {
-	keys := d.keys[f.keysStart:]
-	if f.set == nil && len(keys) < smallObjectKeys {
-		for _, o := range keys {
-			if d.keyEqual(b, o, k) {
-				return true
+// addKey records the key k of the innermost object f and, until the line's first
+// duplicate key is found, checks k against f's keys: pairwise while f has fewer than
+// smallObjectKeys (no allocation), then with a set (bounded time).
+func (d *Decoder) addKey(b []byte, k member) {
+	f := &d.frames[len(d.frames)-1]
+	if d.dupAt < 0 {
+		if keys := d.keys[f.keysStart:]; f.set == nil && len(keys) < smallObjectKeys {
+			for _, o := range keys {
+				if d.keyEqual(b, o, k) {
+					d.dupAt = k.key.start
+					break
+				}
 			}
+		} else if d.inKeySet(b, f, keys, k) {
+			d.dupAt = k.key.start
 		}
-		return false
 	}
+	d.keys = append(d.keys, k)
+	if len(d.frames) == 1 {
+		d.top = append(d.top, k)
+	}
+}
+
+// inKeySet reports whether k is in the key set of the object f, built from its keys
+// on first use, and adds it.
+func (d *Decoder) inKeySet(b []byte, f *frame, keys []member, k member) bool {
 	if f.set == nil {
 		f.set = make(map[string]struct{}, 2*len(keys))
 		for _, o := range keys {
@@ -389,6 +415,19 @@ var methodFields = [...]struct{ allowed, required uint16 }{
 	MethodStatus:   {bRun | bKey, bRun},
 }
 
+// fieldRange gives the range lo..hi of each integer field's value and of each string
+// field's length in bytes (docs/protocol.md, "Limits"); Decode and Validate both use it.
+var fieldRange = [nFields]struct{ lo, hi int64 }{
+	fVersion:   {1, IntMax},
+	fToken:     {1, TokenBytesMax},
+	fRun:       {1, RunBytesMax},
+	fKey:       {1, KeyBytesMax},
+	fEpoch:     {1, IntMax},
+	fWaitMs:    {0, WaitMsMax},
+	fTimeoutMs: {1, TimeoutMsMax},
+	fResult:    {0, ResultBytesMax},
+}
+
 // paramNames are the fields' names as DecodeError.Field gives them.
 var paramNames = func() (n [nFields]string) {
 	for f, name := range fieldNames {
@@ -397,7 +436,37 @@ var paramNames = func() (n [nFields]string) {
 	return n
 }()
 
+// firstField returns the first field, in the order of fieldNames, whose bit is set in
+// the non-zero mask (a set of fields' bits).
+func firstField(mask uint16) field {
+	for f := field(0); f < nFields; f++ {
+		if mask&(bit<<f) != 0 {
+			return f
+		}
+	}
+	return nFields
+}
+
+// The members of the envelope, as indexes of topNames.
+const (
+	topJSONRPC = iota
+	topID
+	topMethod
+	topParams
+)
+
 var topNames = [...]string{"jsonrpc", "id", "method", "params"}
+
+// envelope locates the members of the top-level object.
+type envelope struct {
+	at      [len(topNames)]int // the index in Decoder.top of each of topNames, or -1
+	unknown int                // the index in Decoder.top of the first other member, or -1
+}
+
+// fault is the error for a line whose id is not known yet (interpret adds it).
+func fault(kind *Error, field string, at int, detail string) *DecodeError {
+	return &DecodeError{Err: kind, Field: field, Offset: at, Detail: detail}
+}
 
 // interpret reads the envelope and params of the valid JSON line b (d.top is set).
 func (d *Decoder) interpret(b []byte, req *Request) error {
@@ -405,11 +474,37 @@ func (d *Decoder) interpret(b []byte, req *Request) error {
 	if b[i] != '{' {
 		return &DecodeError{Err: ErrInvalidRequest, Offset: i, Detail: "not a JSON object"}
 	}
-	var idx [len(topNames)]int
-	for j := range idx {
-		idx[j] = -1
+	d.findMembers(b)
+	d.scratch = d.scratch[:0]
+
+	// The id, first: every later error carries it.
+	idRef, de := d.readID(b, req)
+	if de != nil {
+		return de
 	}
-	unknown := -1
+	var refs [nFields]strRef
+	de = d.readEnvelope(b, req)
+	if de == nil {
+		de = d.readParams(b, req, &refs)
+	}
+	if de != nil {
+		if req.ID.Kind == IDString {
+			req.ID.Str = string(d.scratch[idRef.off : idRef.off+idRef.n])
+		}
+		de.ID = req.ID
+		return de
+	}
+	d.setStrings(req, idRef, &refs)
+	return nil
+}
+
+// findMembers locates the envelope's members in d.top by name, into d.env.
+func (d *Decoder) findMembers(b []byte) {
+	env := &d.env
+	for j := range env.at {
+		env.at[j] = -1
+	}
+	env.unknown = -1
 	for j, m := range d.top {
 		name := d.keyBytes(b, m, &d.tmpA)
 		k := -1
@@ -420,86 +515,99 @@ func (d *Decoder) interpret(b []byte, req *Request) error {
 			}
 		}
 		if k >= 0 {
-			idx[k] = j
-		} else if unknown < 0 {
-			unknown = j
+			env.at[k] = j
+		} else if env.unknown < 0 {
+			env.unknown = j
 		}
 	}
-	d.scratch = d.scratch[:0]
+}
 
-	// The id, first: every later error carries it.
-	if idx[1] < 0 {
-		return &DecodeError{Err: ErrInvalidRequest, Field: "id", Offset: -1, Detail: "missing (notifications are not supported)"}
+// readID reads the id into req.ID. A string id is decoded into d.scratch, where the
+// returned strRef locates it.
+func (d *Decoder) readID(b []byte, req *Request) (strRef, *DecodeError) {
+	at := d.env.at[topID]
+	if at < 0 {
+		return strRef{}, fault(ErrInvalidRequest, "id", -1, "missing (notifications are not supported)")
 	}
-	idm := d.top[idx[1]]
-	idv := b[idm.val.start:idm.val.end]
-	var idRef strRef
-	switch c := idv[0]; {
+	m := d.top[at]
+	v := b[m.val.start:m.val.end]
+	switch c := v[0]; {
 	case c == '"':
-		idRef = d.decodeString(idv)
-		if idRef.n > IDBytesMax {
-			return &DecodeError{Err: ErrInvalidRequest, Field: "id", Offset: idm.val.start, Detail: "string id longer than 64 bytes"}
+		r := d.decodeString(v)
+		if r.n > IDBytesMax {
+			return strRef{}, fault(ErrInvalidRequest, "id", m.val.start, "string id longer than 64 bytes")
 		}
 		req.ID = ID{Kind: IDString}
+		return r, nil
 	case c == '-' || ('0' <= c && c <= '9'):
-		if _, integer := scanNumber(idv, 0); !integer {
-			return &DecodeError{Err: ErrInvalidRequest, Field: "id", Offset: idm.val.start, Detail: "id is not an integer"}
+		if _, integer := scanNumber(v, 0); !integer {
+			return strRef{}, fault(ErrInvalidRequest, "id", m.val.start, "id is not an integer")
 		}
-		n, ok := parseInt(idv)
+		n, ok := parseInt(v)
 		if !ok {
-			return &DecodeError{Err: ErrInvalidRequest, Field: "id", Offset: idm.val.start, Detail: "integer id beyond 2^53-1"}
+			return strRef{}, fault(ErrInvalidRequest, "id", m.val.start, "integer id beyond 2^53-1")
 		}
 		req.ID = IntID(n)
-	default:
-		return &DecodeError{Err: ErrInvalidRequest, Field: "id", Offset: idm.val.start, Detail: "id must be an integer or a string"}
+		return strRef{}, nil
 	}
-	fail := func(kind *Error, fieldName string, at int, detail string) error {
-		if req.ID.Kind == IDString {
-			req.ID.Str = string(d.scratch[idRef.off : idRef.off+idRef.n])
-		}
-		return &DecodeError{Err: kind, ID: req.ID, Field: fieldName, Offset: at, Detail: detail}
-	}
+	return strRef{}, fault(ErrInvalidRequest, "id", m.val.start, "id must be an integer or a string")
+}
 
-	if unknown >= 0 {
-		m := d.top[unknown]
-		return fail(ErrInvalidRequest, truncName(d.keyBytes(b, m, &d.tmpA)), m.key.start, "unknown member")
+// readEnvelope checks the members around params, in the order of docs/protocol.md: no
+// unknown member, jsonrpc "2.0", a method of the protocol (into req.Method), params an
+// object.
+func (d *Decoder) readEnvelope(b []byte, req *Request) *DecodeError {
+	env := &d.env
+	if env.unknown >= 0 {
+		m := d.top[env.unknown]
+		return fault(ErrInvalidRequest, truncName(d.keyBytes(b, m, &d.tmpA)), m.key.start, "unknown member")
 	}
-	if idx[0] < 0 {
-		return fail(ErrInvalidRequest, "jsonrpc", -1, "missing")
+	if env.at[topJSONRPC] < 0 {
+		return fault(ErrInvalidRequest, "jsonrpc", -1, "missing")
 	}
-	if m := d.top[idx[0]]; !unescapedEqual(b[m.val.start:m.val.end], hasBackslash(b[m.val.start:m.val.end]), "2.0") {
-		return fail(ErrInvalidRequest, "jsonrpc", m.val.start, `must be "2.0"`)
+	if m := d.top[env.at[topJSONRPC]]; !unescapedEqual(b[m.val.start:m.val.end], hasBackslash(b[m.val.start:m.val.end]), "2.0") {
+		return fault(ErrInvalidRequest, "jsonrpc", m.val.start, `must be "2.0"`)
 	}
-	if idx[2] < 0 {
-		return fail(ErrInvalidRequest, "method", -1, "missing")
+	if de := d.readMethod(b, env.at[topMethod], req); de != nil {
+		return de
 	}
-	mm := d.top[idx[2]]
-	mv := b[mm.val.start:mm.val.end]
-	if mv[0] != '"' {
-		return fail(ErrInvalidRequest, "method", mm.val.start, "must be a string")
+	if env.at[topParams] < 0 {
+		return fault(ErrMissingField, "params", -1, "missing")
 	}
-	esc := hasBackslash(mv)
-	for _, m := range Methods {
-		if unescapedEqual(mv, esc, methodNames[m]) {
-			req.Method = m
-			break
+	if at := d.top[env.at[topParams]].val.start; b[at] != '{' {
+		return fault(ErrWrongType, "params", at, "must be an object")
+	}
+	return nil
+}
+
+// readMethod reads the method, the member d.top[at], into req.Method.
+func (d *Decoder) readMethod(b []byte, at int, req *Request) *DecodeError {
+	if at < 0 {
+		return fault(ErrInvalidRequest, "method", -1, "missing")
+	}
+	m := d.top[at]
+	v := b[m.val.start:m.val.end]
+	if v[0] != '"' {
+		return fault(ErrInvalidRequest, "method", m.val.start, "must be a string")
+	}
+	esc := hasBackslash(v)
+	for _, meth := range Methods {
+		if unescapedEqual(v, esc, methodNames[meth]) {
+			req.Method = meth
+			return nil
 		}
 	}
-	if req.Method == MethodNone {
-		return fail(ErrUnknownMethod, "method", mm.val.start, string(appendString(nil, truncName(d.stringBytes(mv, &d.tmpA))))+" is not a method of protocol version 1")
-	}
-	if idx[3] < 0 {
-		return fail(ErrMissingField, "params", -1, "missing")
-	}
-	pm := d.top[idx[3]]
-	if b[pm.val.start] != '{' {
-		return fail(ErrWrongType, "params", pm.val.start, "must be an object")
-	}
+	return fault(ErrUnknownMethod, "method", m.val.start, string(appendString(nil, truncName(d.stringBytes(v, &d.tmpA))))+" is not a method of protocol version 1")
+}
 
+// readParams reads the members of the params object into req, in order of appearance
+// (strings into d.scratch, where refs locates them), checking each value against its
+// type and fieldRange, then checks that no required member is missing. Strings and
+// integers are read here, without a call per member: this loop is on the hot path.
+func (d *Decoder) readParams(b []byte, req *Request, refs *[nFields]strRef) *DecodeError {
 	spec := methodFields[req.Method]
 	var seen uint16
-	var refs [nFields]strRef
-	j := pm.val.start + 1
+	j := d.top[d.env.at[topParams]].val.start + 1
 	for {
 		j = skipWS(b, j)
 		if b[j] == '}' {
@@ -523,116 +631,114 @@ func (d *Decoder) interpret(b []byte, req *Request) error {
 			j++
 		}
 		if f == nFields {
-			return fail(ErrUnknownField, "params."+truncName(d.keyBytes(b, member{key: span{kStart, kEnd}, keyEsc: kEsc}, &d.tmpA)), kStart, "not a field of "+req.Method.String())
+			return fault(ErrUnknownField, "params."+truncName(d.keyBytes(b, member{key: span{kStart, kEnd}, keyEsc: kEsc}, &d.tmpA)), kStart, "not a field of "+req.Method.String())
 		}
 		seen |= bit << f
 		v := b[vStart:vEnd]
-		fname := paramNames[f]
+		lim := fieldRange[f]
 		switch f {
 		case fToken, fRun, fKey, fResult:
 			if v[0] != '"' {
-				return fail(ErrWrongType, fname, vStart, "must be a string")
+				return fault(ErrWrongType, paramNames[f], vStart, "must be a string")
 			}
 			r := d.decodeString(v)
-			lo, hi := 1, 0
-			switch f {
-			case fToken:
-				hi = TokenBytesMax
-			case fRun:
-				hi = RunBytesMax
-			case fKey:
-				hi = KeyBytesMax
-			case fResult:
-				lo, hi = 0, ResultBytesMax
-			}
-			if r.n < lo || r.n > hi {
-				return fail(ErrOutOfRange, fname, vStart, lengthDetail(lo, hi))
+			if int64(r.n) < lim.lo || int64(r.n) > lim.hi {
+				return fault(ErrOutOfRange, paramNames[f], vStart, lengthDetail(lim.lo, lim.hi))
 			}
 			refs[f] = r
 		case fVersion, fEpoch, fWaitMs, fTimeoutMs:
 			if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
-				return fail(ErrWrongType, fname, vStart, "must be an integer")
+				return fault(ErrWrongType, paramNames[f], vStart, "must be an integer")
 			}
 			if _, integer := scanNumber(v, 0); !integer {
-				return fail(ErrWrongType, fname, vStart, "must be an integer, not a fraction or exponent")
+				return fault(ErrWrongType, paramNames[f], vStart, "must be an integer, not a fraction or exponent")
 			}
 			n, ok := parseInt(v)
-			var lo, hi int64 = 1, IntMax
-			switch f {
-			case fWaitMs:
-				lo, hi = 0, WaitMsMax
-			case fTimeoutMs:
-				hi = TimeoutMsMax
+			if !ok || n < lim.lo || n > lim.hi {
+				return fault(ErrOutOfRange, paramNames[f], vStart, rangeDetail(lim.lo, lim.hi))
 			}
-			if !ok || n < lo || n > hi {
-				return fail(ErrOutOfRange, fname, vStart, rangeDetail(lo, hi))
-			}
-			switch f {
-			case fVersion:
-				req.Version = n
-			case fEpoch:
-				req.Epoch = uint64(n)
-			case fWaitMs:
-				req.WaitMs = n
-			case fTimeoutMs:
-				req.TimeoutMs = n
-			}
+			req.setInt(f, n)
 		case fGated:
-			switch v[0] {
-			case 't':
-				req.Gated = true
-			case 'f':
-				req.Gated = false
-			default:
-				return fail(ErrWrongType, fname, vStart, "must be true or false")
+			if de := readGated(v, vStart, req); de != nil {
+				return de
 			}
 		case fDecision, fOutcome:
-			if v[0] != '"' {
-				return fail(ErrWrongType, fname, vStart, "must be a string")
-			}
-			e := hasBackslash(v)
-			if f == fDecision {
-				switch {
-				case unescapedEqual(v, e, "approve"):
-					req.Decision = core.Approve
-				case unescapedEqual(v, e, "reject"):
-					req.Decision = core.Reject
-				default:
-					return fail(ErrOutOfRange, fname, vStart, `must be "approve" or "reject"`)
-				}
-			} else {
-				switch {
-				case unescapedEqual(v, e, "ok"):
-					req.Outcome = core.OutcomeOK
-				case unescapedEqual(v, e, "failed"):
-					req.Outcome = core.OutcomeFailed
-				default:
-					return fail(ErrOutOfRange, fname, vStart, `must be "ok" or "failed"`)
-				}
+			if de := readChoice(f, v, vStart, req); de != nil {
+				return de
 			}
 		}
 	}
 	if missing := spec.required &^ seen; missing != 0 {
-		for t := field(0); t < nFields; t++ {
-			if missing&(bit<<t) != 0 {
-				return fail(ErrMissingField, paramNames[t], -1, "required by "+req.Method.String())
-			}
-		}
-	}
-
-	// One allocation for every string of the request.
-	if len(d.scratch) > 0 {
-		s := string(d.scratch)
-		get := func(r strRef) string { return s[r.off : r.off+r.n] }
-		if req.ID.Kind == IDString {
-			req.ID.Str = get(idRef)
-		}
-		req.Token = get(refs[fToken])
-		req.Run = core.RunID(get(refs[fRun]))
-		req.Key = core.Key(get(refs[fKey]))
-		req.Result = get(refs[fResult])
+		return fault(ErrMissingField, paramNames[firstField(missing)], -1, "required by "+req.Method.String())
 	}
 	return nil
+}
+
+// readGated reads the value v, at offset at, of the member gated into req.
+func readGated(v []byte, at int, req *Request) *DecodeError {
+	switch v[0] {
+	case 't':
+		req.Gated = true
+	case 'f':
+		req.Gated = false
+	default:
+		return fault(ErrWrongType, paramNames[fGated], at, "must be true or false")
+	}
+	return nil
+}
+
+// setInt stores n in req's integer field f.
+func (req *Request) setInt(f field, n int64) {
+	switch f {
+	case fVersion:
+		req.Version = n
+	case fEpoch:
+		req.Epoch = uint64(n)
+	case fWaitMs:
+		req.WaitMs = n
+	case fTimeoutMs:
+		req.TimeoutMs = n
+	}
+}
+
+// readChoice reads the value v of the decision or the outcome (f) into req.
+func readChoice(f field, v []byte, at int, req *Request) *DecodeError {
+	if v[0] != '"' {
+		return fault(ErrWrongType, paramNames[f], at, "must be a string")
+	}
+	e := hasBackslash(v)
+	if f == fDecision {
+		for _, d := range [...]core.Decision{core.Approve, core.Reject} {
+			if unescapedEqual(v, e, d.String()) {
+				req.Decision = d
+				return nil
+			}
+		}
+		return fault(ErrOutOfRange, paramNames[f], at, `must be "approve" or "reject"`)
+	}
+	for _, o := range [...]core.Outcome{core.OutcomeOK, core.OutcomeFailed} {
+		if unescapedEqual(v, e, o.String()) {
+			req.Outcome = o
+			return nil
+		}
+	}
+	return fault(ErrOutOfRange, paramNames[f], at, `must be "ok" or "failed"`)
+}
+
+// setStrings makes every string of the request with one allocation.
+func (d *Decoder) setStrings(req *Request, idRef strRef, refs *[nFields]strRef) {
+	if len(d.scratch) == 0 {
+		return
+	}
+	s := string(d.scratch)
+	get := func(r strRef) string { return s[r.off : r.off+r.n] }
+	if req.ID.Kind == IDString {
+		req.ID.Str = get(idRef)
+	}
+	req.Token = get(refs[fToken])
+	req.Run = core.RunID(get(refs[fRun]))
+	req.Key = core.Key(get(refs[fKey]))
+	req.Result = get(refs[fResult])
 }
 
 // decodeString decodes the JSON string literal v into d.scratch.

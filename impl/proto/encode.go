@@ -60,99 +60,112 @@ func AppendRequest(dst []byte, req *Request) []byte {
 // required fields set and every field in range, the other fields zero. It returns
 // the error Decode would give for the first fault (a *DecodeError), or nil.
 func (req *Request) Validate() error {
-	bad := func(kind *Error, f, detail string) error {
-		return &DecodeError{Err: kind, ID: req.ID, Field: f, Offset: -1, Detail: detail}
-	}
-	switch req.ID.Kind {
-	case IDInt:
-		if req.ID.Int > IntMax || req.ID.Int < -IntMax || req.ID.Str != "" {
-			return bad(ErrInvalidRequest, "id", "integer id beyond 2^53-1")
-		}
-	case IDString:
-		if len(req.ID.Str) > IDBytesMax || !validString(req.ID.Str) || req.ID.Int != 0 {
-			return bad(ErrInvalidRequest, "id", "string id longer than 64 bytes or not UTF-8")
-		}
-	default:
-		return bad(ErrInvalidRequest, "id", "null id")
+	if detail := req.ID.fault(); detail != "" {
+		return req.invalid(ErrInvalidRequest, "id", detail)
 	}
 	if req.Method == MethodNone || int(req.Method) >= len(methodFields) {
-		return bad(ErrUnknownMethod, "method", req.Method.String())
+		return req.invalid(ErrUnknownMethod, "method", req.Method.String())
+	}
+	set, de := req.fieldsSet()
+	if de != nil {
+		return de
 	}
 	spec := methodFields[req.Method]
-	set := uint16(0)
+	if extra := set &^ spec.allowed; extra != 0 {
+		return req.invalid(ErrUnknownField, paramNames[firstField(extra)], "not a field of "+req.Method.String())
+	}
+	if missing := spec.required &^ set; missing != 0 {
+		return req.invalid(ErrMissingField, paramNames[firstField(missing)], "required by "+req.Method.String())
+	}
+	return nil
+}
+
+// invalid is the error Validate gives: Decode's, with no place in a line.
+func (req *Request) invalid(kind *Error, field, detail string) *DecodeError {
+	return &DecodeError{Err: kind, ID: req.ID, Field: field, Offset: -1, Detail: detail}
+}
+
+// fault says why id cannot be a request's id, or is "" if it can.
+func (id ID) fault() string {
+	switch id.Kind {
+	case IDInt:
+		if id.Int > IntMax || id.Int < -IntMax || id.Str != "" {
+			return "integer id beyond 2^53-1"
+		}
+	case IDString:
+		if len(id.Str) > IDBytesMax || !validString(id.Str) || id.Int != 0 {
+			return "string id longer than 64 bytes or not UTF-8"
+		}
+	default:
+		return "null id"
+	}
+	return ""
+}
+
+// fieldsSet returns the bits of the params fields req sets (those not zero), or the
+// error for the first whose value is out of its range.
+func (req *Request) fieldsSet() (set uint16, de *DecodeError) {
 	if req.Version != 0 {
 		set |= bVersion
-		if req.Version < 1 || req.Version > IntMax {
-			return bad(ErrOutOfRange, "params.version", rangeDetail(1, IntMax))
+		if !inRange(fVersion, req.Version) {
+			return set, req.outOfRange(fVersion, rangeDetail)
 		}
 	}
-	strs := []struct {
-		f      field
-		s      string
-		lo, hi int
-	}{
-		{fToken, req.Token, 1, TokenBytesMax},
-		{fRun, string(req.Run), 1, RunBytesMax},
-		{fKey, string(req.Key), 1, KeyBytesMax},
-		{fResult, req.Result, 0, ResultBytesMax}, // "" is absent; the range is Decode's
-	}
+	strs := [...]struct {
+		f field
+		s string
+	}{{fToken, req.Token}, {fRun, string(req.Run)}, {fKey, string(req.Key)}, {fResult, req.Result}}
 	for _, s := range strs {
 		if s.s == "" {
 			continue
 		}
 		set |= bit << s.f
-		if len(s.s) < s.lo || len(s.s) > s.hi || !validString(s.s) {
-			return bad(ErrOutOfRange, "params."+fieldNames[s.f], lengthDetail(s.lo, s.hi))
+		if !inRange(s.f, int64(len(s.s))) || !validString(s.s) {
+			return set, req.outOfRange(s.f, lengthDetail)
 		}
 	}
 	if req.Epoch != 0 {
 		set |= bEpoch
-		if req.Epoch > IntMax {
-			return bad(ErrOutOfRange, "params.epoch", rangeDetail(1, IntMax))
+		if req.Epoch > uint64(fieldRange[fEpoch].hi) {
+			return set, req.outOfRange(fEpoch, rangeDetail)
 		}
 	}
 	if req.Gated {
 		set |= bGated
 	}
-	if req.WaitMs != 0 {
-		set |= bWaitMs
-		if req.WaitMs < 0 || req.WaitMs > WaitMsMax {
-			return bad(ErrOutOfRange, "params.wait_ms", rangeDetail(0, WaitMsMax))
+	for _, n := range [...]struct {
+		f field
+		v int64
+	}{{fWaitMs, req.WaitMs}, {fTimeoutMs, req.TimeoutMs}} {
+		if n.v == 0 {
+			continue
 		}
-	}
-	if req.TimeoutMs != 0 {
-		set |= bTimeoutMs
-		if req.TimeoutMs < 1 || req.TimeoutMs > TimeoutMsMax {
-			return bad(ErrOutOfRange, "params.timeout_ms", rangeDetail(1, TimeoutMsMax))
+		set |= bit << n.f
+		if !inRange(n.f, n.v) {
+			return set, req.outOfRange(n.f, rangeDetail)
 		}
 	}
 	if req.Decision != 0 {
 		set |= bDecision
 		if req.Decision != core.Approve && req.Decision != core.Reject {
-			return bad(ErrOutOfRange, "params.decision", "not a decision")
+			return set, req.invalid(ErrOutOfRange, "params.decision", "not a decision")
 		}
 	}
 	if req.Outcome != core.OutcomeNone {
 		set |= bOutcome
 		if req.Outcome != core.OutcomeOK && req.Outcome != core.OutcomeFailed {
-			return bad(ErrOutOfRange, "params.outcome", "not an outcome")
+			return set, req.invalid(ErrOutOfRange, "params.outcome", "not an outcome")
 		}
 	}
-	if extra := set &^ spec.allowed; extra != 0 {
-		for t := field(0); t < nFields; t++ {
-			if extra&(bit<<t) != 0 {
-				return bad(ErrUnknownField, "params."+fieldNames[t], "not a field of "+req.Method.String())
-			}
-		}
-	}
-	if missing := spec.required &^ set; missing != 0 {
-		for t := field(0); t < nFields; t++ {
-			if missing&(bit<<t) != 0 {
-				return bad(ErrMissingField, "params."+fieldNames[t], "required by "+req.Method.String())
-			}
-		}
-	}
-	return nil
+	return set, nil
+}
+
+// inRange reports whether v is within fieldRange[f].
+func inRange(f field, v int64) bool { return v >= fieldRange[f].lo && v <= fieldRange[f].hi }
+
+// outOfRange is Validate's error for field f out of fieldRange[f], described by detail.
+func (req *Request) outOfRange(f field, detail func(lo, hi int64) string) *DecodeError {
+	return req.invalid(ErrOutOfRange, paramNames[f], detail(fieldRange[f].lo, fieldRange[f].hi))
 }
 
 // validString reports whether s is valid UTF-8 (the wire carries nothing else).

@@ -136,11 +136,17 @@ func unescape(dst, s []byte) []byte {
 }
 
 // unescapedEqual reports whether the valid JSON string literal lit (with quotes)
-// decodes to name. It does not allocate.
+// decodes to name. It does not allocate. It is small enough to be inlined in the
+// decoder's name lookups; a literal with an escape goes to escapedEqual.
 func unescapedEqual(lit []byte, escaped bool, name string) bool {
-	if !escaped {
-		return len(lit) == len(name)+2 && string(lit[1:len(lit)-1]) == name
+	if escaped {
+		return escapedEqual(lit, name)
 	}
+	return string(lit[1:len(lit)-1]) == name
+}
+
+// escapedEqual is unescapedEqual for a literal with an escape.
+func escapedEqual(lit []byte, name string) bool {
 	var buf [64]byte
 	if len(lit) > 6*len(name)+2 { // no escape makes a byte from more than 6
 		return false
@@ -189,6 +195,21 @@ func scanNumber(b []byte, i int) (end int, integer bool) {
 		}
 	}
 	return i, integer
+}
+
+// scanLiteral checks the literal true, false or null at b[i] (whose first byte is
+// 't', 'f' or 'n') and returns the index past it, or -1.
+func scanLiteral(b []byte, i int) int {
+	lit := "null"
+	if b[i] == 't' {
+		lit = "true"
+	} else if b[i] == 'f' {
+		lit = "false"
+	}
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return -1
+	}
+	return i + len(lit)
 }
 
 // parseInt reads the valid integer literal lit. ok is false if |value| > IntMax.

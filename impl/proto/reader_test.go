@@ -1,8 +1,12 @@
 package proto_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -95,8 +99,7 @@ func TestReaderError(t *testing.T) {
 }
 
 // TestReaderGrowsGeometrically: the Reader's buffer doubles for a long line, so a line
-// of L bytes costs O(log L) allocations and copies, not O(L / 4 KiB) (growing by one
-// read at a time copied a 64 KiB line 14 times: found by the mutation score).
+// of L bytes costs O(log L) allocations and copies, not O(L / 4 KiB).
 func TestReaderGrowsGeometrically(t *testing.T) {
 	line := strings.Repeat("x", LineBytesMax-1) + "\n"
 	allocs := testing.AllocsPerRun(10, func() {
@@ -186,5 +189,177 @@ func TestReaderWouldBlock(t *testing.T) {
 				t.Fatalf("the source said would-block %d times for %d chunks: the Reader did not stop at it", src.blocks, len(c.chunks))
 			}
 		})
+	}
+}
+
+// recordingReader serves data in reads of at most chunk bytes and records the size of
+// the buffer each Read was offered.
+type recordingReader struct {
+	data   []byte
+	chunk  int
+	offers []int
+}
+
+func (r *recordingReader) Read(p []byte) (int, error) {
+	r.offers = append(r.offers, len(p))
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), r.chunk)], r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// TestReaderStartsAt8KiB: "The Reader's memory starts at 8 KiB" (doc of Reader): its
+// first read offers the source exactly 8 KiB, and while lines stay short no read
+// offers more.
+func TestReaderStartsAt8KiB(t *testing.T) {
+	src := &recordingReader{data: bytes.Repeat([]byte("short line\n"), 5000), chunk: 1000}
+	r := NewReader(src)
+	lines := 0
+	for {
+		_, err := r.ReadLine()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines++
+	}
+	if lines != 5000 || len(src.offers) == 0 {
+		t.Fatalf("%d lines, %d reads", lines, len(src.offers))
+	}
+	if src.offers[0] != 8<<10 {
+		t.Errorf("the first read offered %d bytes, want 8 KiB", src.offers[0])
+	}
+	if m := slices.Max(src.offers); m > 8<<10 {
+		t.Errorf("a read offered %d bytes while every line is short", m)
+	}
+}
+
+// failingReader returns data in one read, then err.
+type failingReader struct {
+	data []byte
+	err  error
+}
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, r.err
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// TestReaderDiscardsAsSoonAsTooLong: "A line longer than LineBytesMax is never held in
+// memory" (doc of Reader): a pending line without LF is dropped, and reported as
+// line_too_long, as soon as it cannot be within the limit whatever comes next: more
+// than the limit plus one byte (a CR may still come before its LF). So when the source
+// fails after a partial line, a partial line of limit+2 bytes or more was already
+// discarded and is reported before the source's error, and a shorter one is dropped
+// silently (a broken connection executes no partial line).
+func TestReaderDiscardsAsSoonAsTooLong(t *testing.T) {
+	boom := errors.New("boom")
+	const limit = 8
+	for n := limit - 1; n <= limit+4; n++ {
+		r := NewReaderSize(&failingReader{data: bytes.Repeat([]byte("x"), n), err: boom}, limit)
+		var got []string
+		for i := 0; i < 3; i++ {
+			_, err := r.ReadLine()
+			if errors.Is(err, ErrLineTooLong) {
+				if de := (*DecodeError)(nil); !errors.As(err, &de) || de.Offset != -1 {
+					t.Errorf("the Reader's line_too_long has no place in a line, offset -1: %#v", err)
+				}
+				got = append(got, "too long")
+				continue
+			}
+			got = append(got, err.Error())
+			break
+		}
+		want := "[boom]"
+		if n >= limit+2 {
+			want = "[too long boom]"
+		}
+		if fmt.Sprint(got) != want {
+			t.Errorf("a partial line of %d bytes (limit %d) then an error: %v, want %s", n, limit, got, want)
+		}
+	}
+}
+
+// TestReaderBuffered: Buffered is the number of bytes the Reader holds that ReadLine
+// has not returned yet (the server answers at once when it is 0): after each line of a
+// stream read in one piece, it is the length of the rest of the stream.
+func TestReaderBuffered(t *testing.T) {
+	stream := "a\nbb\r\n\nccc\ndddd"
+	r := NewReader(strings.NewReader(stream))
+	if r.Buffered() != 0 {
+		t.Fatalf("Buffered before any read = %d", r.Buffered())
+	}
+	rest := stream
+	for _, want := range []string{"a", "bb", "ccc", "dddd"} {
+		line, err := r.ReadLine()
+		if err != nil || string(line) != want {
+			t.Fatalf("ReadLine = %q, %v; want %q", line, err, want)
+		}
+		rest = rest[strings.Index(rest, want)+len(want):]
+		rest = strings.TrimPrefix(strings.TrimPrefix(rest, "\r"), "\n")
+		if got := r.Buffered(); got != len(rest) {
+			t.Errorf("after %q: Buffered = %d, want %d (%q)", want, got, len(rest), rest)
+		}
+	}
+}
+
+// badCountReader returns a count outside 0..len(p), which an io.Reader must not.
+type badCountReader struct{ n func(p []byte) int }
+
+func (r badCountReader) Read(p []byte) (int, error) { return r.n(p), nil }
+
+// TestReaderInvalidCount: a source that returns a negative count or more than it was
+// offered is an error of ReadLine (sticky), not a panic or a line made of bytes that
+// were never read: the Reader is fed by the network and by tests' fakes alike.
+func TestReaderInvalidCount(t *testing.T) {
+	for name, n := range map[string]func([]byte) int{
+		"negative":       func([]byte) int { return -1 },
+		"one too many":   func(p []byte) int { return len(p) + 1 },
+		"far too many":   func(p []byte) int { return 1 << 30 },
+		"minimum int":    func([]byte) int { return math.MinInt },
+		"negative later": func(p []byte) int { copy(p, "ab"); return -2 },
+		"too many later": func() func([]byte) int {
+			calls := 0
+			return func(p []byte) int {
+				calls++
+				if calls == 1 {
+					return copy(p, "ab") // no LF: the next read appends
+				}
+				return len(p) + 1
+			}
+		}(),
+	} {
+		r := NewReader(badCountReader{n})
+		for i := 0; i < 2; i++ {
+			line, err := r.ReadLine()
+			if err == nil || !strings.Contains(err.Error(), "invalid count") || errors.Is(err, io.EOF) {
+				t.Errorf("%s: ReadLine = %q, %v; want the invalid count error", name, line, err)
+			}
+		}
+	}
+	// The bounds themselves are valid counts: 0 (then data) and exactly len(p).
+	full := 0
+	r := NewReader(badCountReader{func(p []byte) int {
+		full++
+		switch full {
+		case 1:
+			return 0
+		case 2:
+			copy(p, bytes.Repeat([]byte("z"), len(p)))
+			p[len(p)-1] = '\n'
+			return len(p)
+		}
+		return 0
+	}})
+	if line, err := r.ReadLine(); err != nil || len(line) != 8<<10-1 {
+		t.Errorf("a read of 0 then a read of exactly len(p): %d bytes, %v", len(line), err)
 	}
 }

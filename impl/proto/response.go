@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/soundgate/soundgate/impl/core"
@@ -225,10 +226,7 @@ func (r *OpenResult) UnmarshalJSON(b []byte) error {
 		DeadlineMs int64 `json:"deadline_ms"`
 		Created    bool  `json:"created"`
 	}
-	if err := strictJSON(b, &w); err != nil {
-		return err
-	}
-	st, err := w.status()
+	st, err := readRun(b, &w, &w.runWire)
 	if err != nil {
 		return err
 	}
@@ -411,10 +409,7 @@ func (r *CancelResult) AppendJSON(dst []byte) []byte {
 // UnmarshalJSON reads r from its JSON object.
 func (r *CancelResult) UnmarshalJSON(b []byte) error {
 	var w runWire
-	if err := strictJSON(b, &w); err != nil {
-		return err
-	}
-	st, err := w.status()
+	st, err := readRun(b, &w, &w)
 	if err != nil {
 		return err
 	}
@@ -526,10 +521,7 @@ func (r *StatusResult) UnmarshalJSON(b []byte) error {
 			Result   string `json:"result"`
 		} `json:"effect"`
 	}
-	if err := strictJSON(b, &w); err != nil {
-		return err
-	}
-	st, err := w.status()
+	st, err := readRun(b, &w, &w.runWire)
 	if err != nil {
 		return err
 	}
@@ -560,6 +552,15 @@ type runWire struct {
 	Epoch  uint64 `json:"epoch"`
 }
 
+// readRun unmarshals the result object b into w, whose run part is run, and reads the
+// run's status.
+func readRun(b []byte, w any, run *runWire) (st core.RunStatus, err error) {
+	if err = strictJSON(b, w); err == nil {
+		st, err = run.status()
+	}
+	return st, err
+}
+
 func (w runWire) status() (core.RunStatus, error) {
 	st, ok := parseName[core.RunStatus](runStatusNames, w.Status)
 	if !ok && w.Status != "none" {
@@ -577,19 +578,22 @@ func appendRun(dst []byte, run core.RunID, st core.RunStatus, epoch uint64) []by
 
 // The core's names, indexed by value, for reading answers back.
 var (
-	runStatusNames    = enumNames[core.RunStatus](4)
-	effectStatusNames = enumNames[core.EffectStatus](6)
-	answerNames       = enumNames[core.Answer](5)
-	reasonNames       = enumNames[core.Reason](5)
+	runStatusNames    = enumNames[core.RunStatus]()
+	effectStatusNames = enumNames[core.EffectStatus]()
+	answerNames       = enumNames[core.Answer]()
+	reasonNames       = enumNames[core.Reason]()
 )
 
+// enumNames returns the names of T's values, taken from the core's String, from 0 up
+// to the first value the core calls "invalid": a value the core adds is on the wire
+// at once.
 func enumNames[T interface {
 	~uint8
 	String() string
-}](n int) []string {
-	names := make([]string, n)
-	for i := range names {
-		names[i] = T(i).String()
+}]() []string {
+	var names []string
+	for i := 0; i <= math.MaxUint8 && T(i).String() != "invalid"; i++ {
+		names = append(names, T(i).String())
 	}
 	return names
 }

@@ -45,6 +45,39 @@ func ParseMethod(s string) (Method, bool) {
 	return MethodNone, false
 }
 
+// methodOps gives each method the core operation it asks for; hello has none (the
+// server answers it itself), and no method asks for core.OpTimeout (the gate's clock
+// does).
+var methodOps = [...]core.Op{
+	MethodOpen:     core.OpOpen,
+	MethodAdmit:    core.OpAdmit,
+	MethodDecide:   core.OpDecide,
+	MethodComplete: core.OpComplete,
+	MethodCancel:   core.OpCancel,
+	MethodFence:    core.OpFence,
+	MethodStatus:   core.OpStatus,
+}
+
+// Op returns the core operation m asks for. ok is false for MethodHello, which asks
+// the core for nothing, and for a value that is not a method.
+func (m Method) Op() (op core.Op, ok bool) {
+	if int(m) >= len(methodOps) || methodOps[m] == 0 {
+		return 0, false
+	}
+	return methodOps[m], true
+}
+
+// MethodOf returns the method that asks for op. ok is false for core.OpTimeout, which
+// no request asks for, and for a value that is not an operation.
+func MethodOf(op core.Op) (m Method, ok bool) {
+	for _, m := range Methods {
+		if o, ok := m.Op(); ok && o == op {
+			return m, true
+		}
+	}
+	return MethodNone, false
+}
+
 // IDKind tells what an ID holds.
 type IDKind uint8
 

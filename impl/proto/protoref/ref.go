@@ -39,26 +39,47 @@ func Decode(line []byte) (proto.Request, error) {
 	}
 	// 4. Duplicate keys, at any depth. The id is still reported if it is unambiguous.
 	if hasDuplicateKey(line) {
-		id := proto.ID{}
-		if top, ok := members(line); ok {
-			var ids []json.RawMessage
-			for _, m := range top {
-				if m.name == "id" {
-					ids = append(ids, m.value)
-				}
-			}
-			if len(ids) == 1 {
-				id, _ = parseID(ids[0])
-			}
-		}
-		return fail(proto.ErrDuplicateKey, id, "")
+		return fail(proto.ErrDuplicateKey, uniqueID(line), "")
 	}
-
 	// 5. The envelope.
 	top, ok := members(line)
 	if !ok {
 		return fail(proto.ErrInvalidRequest, proto.ID{}, "")
 	}
+	req, rawParams, err := envelope(top)
+	if err != nil {
+		return req, err
+	}
+	// 6. Params, member by member in order of appearance, then what is missing.
+	if err := params(&req, rawParams); err != nil {
+		return proto.Request{ID: req.ID}, err
+	}
+	return req, nil
+}
+
+// uniqueID returns the id of a line refused for a duplicate key: the value of its one
+// top-level "id" member, or the null id if there is none, several, or it is invalid.
+func uniqueID(line []byte) proto.ID {
+	top, ok := members(line)
+	if !ok {
+		return proto.ID{}
+	}
+	var ids []json.RawMessage
+	for _, m := range top {
+		if m.name == "id" {
+			ids = append(ids, m.value)
+		}
+	}
+	if len(ids) != 1 {
+		return proto.ID{}
+	}
+	id, _ := parseID(ids[0])
+	return id
+}
+
+// envelope checks the top-level members (step 5) and returns the request with its id
+// and method, and the raw params object.
+func envelope(top []member) (proto.Request, json.RawMessage, error) {
 	env := map[string]json.RawMessage{}
 	unknown, hasUnknown := "", false
 	for _, m := range top {
@@ -73,60 +94,69 @@ func Decode(line []byte) (proto.Request, error) {
 	}
 	rawID, ok := env["id"]
 	if !ok {
-		return fail(proto.ErrInvalidRequest, proto.ID{}, "id")
+		return proto.Request{}, nil, refusal(proto.ErrInvalidRequest, proto.ID{}, "id")
 	}
 	id, ok := parseID(rawID)
 	if !ok {
-		return fail(proto.ErrInvalidRequest, proto.ID{}, "id")
+		return proto.Request{}, nil, refusal(proto.ErrInvalidRequest, proto.ID{}, "id")
 	}
+	req := proto.Request{ID: id}
 	if hasUnknown {
-		return fail(proto.ErrInvalidRequest, id, cut(unknown))
+		return req, nil, refusal(proto.ErrInvalidRequest, id, cut(unknown))
 	}
 	var version string
 	if raw, ok := env["jsonrpc"]; !ok || raw[0] != '"' || json.Unmarshal(raw, &version) != nil || version != "2.0" {
-		return fail(proto.ErrInvalidRequest, id, "jsonrpc")
+		return req, nil, refusal(proto.ErrInvalidRequest, id, "jsonrpc")
 	}
 	var methodName string
 	if raw, ok := env["method"]; !ok || raw[0] != '"' || json.Unmarshal(raw, &methodName) != nil {
-		return fail(proto.ErrInvalidRequest, id, "method")
+		return req, nil, refusal(proto.ErrInvalidRequest, id, "method")
 	}
 	method, ok := proto.ParseMethod(methodName)
 	if !ok {
-		return fail(proto.ErrUnknownMethod, id, "method")
+		return req, nil, refusal(proto.ErrUnknownMethod, id, "method")
 	}
 	rawParams, ok := env["params"]
 	if !ok {
-		return fail(proto.ErrMissingField, id, "params")
+		return req, nil, refusal(proto.ErrMissingField, id, "params")
 	}
 	if rawParams[0] != '{' {
-		return fail(proto.ErrWrongType, id, "params")
+		return req, nil, refusal(proto.ErrWrongType, id, "params")
 	}
+	req.Method = method
+	return req, rawParams, nil
+}
 
-	// 6. Params, member by member in order of appearance, then what is missing.
-	req := proto.Request{ID: id, Method: method}
-	params, _ := members(rawParams)
-	allowed := fields[method]
+// params checks the members of params (step 6) in order of appearance, storing each
+// in req, then what is missing.
+func params(req *proto.Request, raw json.RawMessage) error {
+	members, _ := members(raw)
+	allowed := fields[req.Method]
 	seen := map[string]bool{}
-	for _, p := range params {
+	for _, p := range members {
 		kind, ok := allowed[p.name]
 		if !ok {
-			return fail(proto.ErrUnknownField, id, "params."+cut(p.name))
+			return refusal(proto.ErrUnknownField, req.ID, "params."+cut(p.name))
 		}
 		seen[p.name] = true
-		if err := set(&req, p.name, kind, p.value); err != nil {
-			return fail(err, id, "params."+p.name)
+		if err := set(req, p.name, kind, p.value); err != nil {
+			return refusal(err, req.ID, "params."+p.name)
 		}
 	}
 	for _, name := range order {
 		if k, ok := allowed[name]; ok && k.required && !seen[name] {
-			return fail(proto.ErrMissingField, id, "params."+name)
+			return refusal(proto.ErrMissingField, req.ID, "params."+name)
 		}
 	}
-	return req, nil
+	return nil
 }
 
 func fail(kind *proto.Error, id proto.ID, field string) (proto.Request, error) {
-	return proto.Request{ID: id}, &proto.DecodeError{Err: kind, ID: id, Field: field, Offset: -1}
+	return proto.Request{ID: id}, refusal(kind, id, field)
+}
+
+func refusal(kind *proto.Error, id proto.ID, field string) error {
+	return &proto.DecodeError{Err: kind, ID: id, Field: field, Offset: -1}
 }
 
 type fieldKind struct {

@@ -163,11 +163,12 @@ var Bad = []BadCase{
 	{"nesting over the limit", `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":` + strings.Repeat("[", proto.DepthMax-1) + strings.Repeat("]", proto.DepthMax-1) + `}}`, proto.ErrParse, proto.ID{}, ""},
 	{"deep nesting", `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}}`, proto.ErrParse, proto.ID{}, ""},
 	{"long unknown name cut", `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r","` + strings.Repeat("é", 40) + `":1}}`, proto.ErrUnknownField, proto.IntID(1), "params." + strings.Repeat("é", 32) + "..."},
-	{"many keys, late duplicate", `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r",` + manyKeys(40) + `,"k7":0}}`, proto.ErrDuplicateKey, proto.IntID(1), ""},
-	{"many keys", `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r",` + manyKeys(40) + `}}`, proto.ErrUnknownField, proto.IntID(1), "params.k0"},
+	{"many keys, late duplicate", `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r",` + ManyKeys(40) + `,"k7":0}}`, proto.ErrDuplicateKey, proto.IntID(1), ""},
+	{"many keys", `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r",` + ManyKeys(40) + `}}`, proto.ErrUnknownField, proto.IntID(1), "params.k0"},
 }
 
-func manyKeys(n int) string {
+// ManyKeys returns n members "k0":0,"k1":1,... for an object with many keys.
+func ManyKeys(n int) string {
 	var b strings.Builder
 	for i := 0; i < n; i++ {
 		if i > 0 {
