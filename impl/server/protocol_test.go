@@ -53,6 +53,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown run", agentToken, `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r9","key":"k2","epoch":1}}`, "unknown_run", false},
 		{"future epoch", agentToken, `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r1","key":"k2","epoch":7}}`, "bad_epoch", false},
 		{"hello twice", agentToken, hello(agentToken), "hello_repeated", false},
+		{"an array, then another member", agentToken, `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r1","x":[1],"y":2}}`, "unknown_field", false},
+		{"a key after an array names it again", agentToken, `{"jsonrpc":"2.0","id":1,"method":"status","params":{"run":"r1","a":[1],"a":2}}`, "duplicate_key", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
