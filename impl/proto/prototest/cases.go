@@ -105,6 +105,8 @@ var Bad = []BadCase{
 	{"duplicate param", `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r","run":"s"}}`, proto.ErrDuplicateKey, proto.IntID(1), ""},
 	{"duplicate by escape", `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r","r\u0075n":"s"}}`, proto.ErrDuplicateKey, proto.IntID(1), ""},
 	{"duplicate nested", `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":{"a":1,"a":2}}}`, proto.ErrDuplicateKey, proto.IntID(1), ""},
+	{"duplicate after an array", `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r","a":[1],"a":2}}`, proto.ErrDuplicateKey, proto.IntID(1), ""},
+	{"a member after an array", `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r","x":[1],"y":2}}`, proto.ErrUnknownField, proto.IntID(1), "params.x"},
 	{"duplicate beats syntax? no: syntax first", `{"jsonrpc":"2.0","id":1,"id":1,"method":"cancel","params":{"run":"r"}`, proto.ErrParse, proto.ID{}, ""},
 	{"array (batch)", `[{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r"}}]`, proto.ErrInvalidRequest, proto.ID{}, ""},
 	{"string", `"admit"`, proto.ErrInvalidRequest, proto.ID{}, ""},
