@@ -21,12 +21,6 @@ import (
 	"github.com/soundgate/soundgate/impl/wal"
 )
 
-const (
-	benchAgent    = servertest.AgentToken
-	benchOperator = servertest.OperatorToken
-	benchApprover = servertest.ApproverToken
-)
-
 // benchGate starts a durable gate in the test process on a Unix socket.
 func benchGate(t *testing.T) string {
 	l, err := wal.Open(filepath.Join(t.TempDir(), "data"), wal.Options{})
@@ -70,8 +64,8 @@ func TestBench(t *testing.T) {
 		{"client gated", []string{"--clients", "2", "--mix", "new=40,dup=30,gated=30"}, []string{"latency new ", "latency dup ", "latency gated "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"--addr", "unix:" + sock, "--token", benchAgent, "--operator-token", benchOperator,
-				"--approver-token", benchApprover, "--duration", "300ms", "--runs", "4", "-q"}, tc.args...)
+			args := append([]string{"--addr", "unix:" + sock, "--token", servertest.AgentToken, "--operator-token", servertest.OperatorToken,
+				"--approver-token", servertest.ApproverToken, "--duration", "300ms", "--runs", "4", "-q"}, tc.args...)
 			out, code := captureStdout(t, func() int { return benchMain(args) })
 			require.Equal(t, exitOK, code, "output:\n%s", out)
 			m := admissionsLine.FindStringSubmatch(out)
@@ -89,14 +83,14 @@ func TestBench(t *testing.T) {
 // TestBenchUsage: flags the bench cannot honour are refused before it connects.
 func TestBenchUsage(t *testing.T) {
 	for _, args := range [][]string{
-		{"--driver", "raw", "--mix", "new=50,gated=50", "--approver-token", benchApprover},
+		{"--driver", "raw", "--mix", "new=50,gated=50", "--approver-token", servertest.ApproverToken},
 		{"--driver", "epoll"},
 		{"--driver", "client", "--raw-goroutines"},
-		{"--raw-goroutines", "--mix", "new=50,gated=50", "--approver-token", benchApprover},
+		{"--raw-goroutines", "--mix", "new=50,gated=50", "--approver-token", servertest.ApproverToken},
 		{"--pipeline", "0"},
 		{"--mix", "new=50"},
 	} {
-		all := append([]string{"--addr", "unix:/nonexistent", "--token", benchAgent, "--operator-token", benchOperator}, args...)
+		all := append([]string{"--addr", "unix:/nonexistent", "--token", servertest.AgentToken, "--operator-token", servertest.OperatorToken}, args...)
 		_, code := captureStdout(t, func() int { return benchMain(all) })
 		require.Equal(t, exitUsage, code, "%v", args)
 	}
@@ -191,7 +185,7 @@ func TestRawLoopStopsOnAWrongAnswer(t *testing.T) {
 	b := &bencher{mix: benchMix{fresh: 100}, runs: []string{"r"}}
 	var ds []*rawDriver
 	for i := 0; i < 3; i++ {
-		nc, rd, err := dialRaw(context.Background(), "unix:"+l.Addr().String(), benchAgent)
+		nc, rd, err := dialRaw(context.Background(), "unix:"+l.Addr().String(), servertest.AgentToken)
 		require.NoError(t, err)
 		ds = append(ds, &rawDriver{b: b, nc: nc, rd: rd, id: i, depth: 1, rng: uint64(i) + 1})
 	}

@@ -43,13 +43,13 @@ func benchServer(b *testing.B, durable bool) string {
 func BenchmarkRoundTrip(b *testing.B) {
 	inBothModes(b, func(b *testing.B, sock string) {
 		ctx := context.Background()
-		op, err := client.Dial(ctx, sock, operatorToken)
+		op, err := client.Dial(ctx, sock, servertest.OperatorToken)
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer op.Close()
 		op.Open(ctx, "bench", 0)
-		c, err := client.Dial(ctx, sock, agentToken)
+		c, err := client.Dial(ctx, sock, servertest.AgentToken)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -69,7 +69,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 func BenchmarkPipelined(b *testing.B) {
 	inBothModes(b, func(b *testing.B, sock string) {
 		ctx := context.Background()
-		op, _ := client.Dial(ctx, sock, operatorToken)
+		op, _ := client.Dial(ctx, sock, servertest.OperatorToken)
 		defer op.Close()
 		const runs = 256 // spread the keys: one run holds at most KeysPerRunMax of them
 		for r := 0; r < runs; r++ {
@@ -77,7 +77,7 @@ func BenchmarkPipelined(b *testing.B) {
 		}
 		conns := make([]*client.Client, 4)
 		for i := range conns {
-			conns[i], _ = client.Dial(ctx, sock, agentToken)
+			conns[i], _ = client.Dial(ctx, sock, servertest.AgentToken)
 			defer conns[i].Close()
 		}
 		var seq atomic.Int64

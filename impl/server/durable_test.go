@@ -26,7 +26,7 @@ func TestDuplicateWaitsForTheAdmitItRestsOn(t *testing.T) {
 	g := servertest.Start(t, servertest.Options{Node: node.Config{Log: lg, Now: func() core.Time { return 1 }}})
 	ctx := context.Background()
 	openSynced(t, g, lg, "r")
-	a, b := g.Dial(t, agentToken), g.Dial(t, agentToken)
+	a, b := g.Dial(t, servertest.AgentToken), g.Dial(t, servertest.AgentToken)
 	aDone := make(chan struct{})
 	go func() { a.Admit(ctx, "r", "k", 1, client.AdmitOptions{}); close(aDone) }() // logged, not durable
 	require.Eventually(t, func() bool { return lg.lastLSN() >= 2 }, 5*time.Second, time.Millisecond)
@@ -103,7 +103,7 @@ func TestFailClosed(t *testing.T) {
 			fl := &failingLog{inner: w}
 			g := servertest.Start(t, servertest.Options{Node: node.Config{Log: fl}})
 			ctx := context.Background()
-			op, agent := g.Dial(t, operatorToken), g.Dial(t, agentToken)
+			op, agent := g.Dial(t, servertest.OperatorToken), g.Dial(t, servertest.AgentToken)
 			_, err = op.Open(ctx, "r", 0)
 			require.NoError(t, err)
 			res, err := agent.Admit(ctx, "r", "before", 1, client.AdmitOptions{})

@@ -21,9 +21,9 @@ func TestConnectionLimit(t *testing.T) {
 	g := servertest.Start(t, servertest.Options{Limits: server.Limits{ConnectionsMax: 2}})
 	ctx := context.Background()
 	for i := 0; i < 2; i++ {
-		g.Dial(t, agentToken)
+		g.Dial(t, servertest.AgentToken)
 	}
-	_, err := client.Dial(ctx, g.Unix, agentToken)
+	_, err := client.Dial(ctx, g.Unix, servertest.AgentToken)
 	require.ErrorIs(t, err, proto.ErrOverloaded, "the third connection must be refused with overloaded")
 }
 
@@ -38,7 +38,7 @@ func TestSilentPeerIsClosed(t *testing.T) {
 		require.Error(t, err, "the silent connection must be closed")
 	}
 	require.Eventually(t, func() bool { return g.Server.Connections() == 0 }, 5*time.Second, time.Millisecond)
-	g.Dial(t, operatorToken) // a slot is free again
+	g.Dial(t, servertest.OperatorToken) // a slot is free again
 }
 
 // A peer that pipelines more than WriteQueueMax requests and reads its answers only
@@ -97,7 +97,7 @@ func testPeerThatDoesNotReadIsDropped(t *testing.T, goroutines bool) {
 		"a peer that does not read is still connected")
 	require.Eventually(t, func() bool { return goroutinesIn("(*gconn).waitRoom") == 0 }, 10*time.Second, 20*time.Millisecond,
 		"reader goroutines outlive their dropped connections")
-	g.Dial(t, agentToken) // the hello is answered: the gate serves on
+	g.Dial(t, servertest.AgentToken) // the hello is answered: the gate serves on
 }
 
 func goroutinesIn(fn string) int {

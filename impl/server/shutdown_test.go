@@ -20,9 +20,9 @@ import (
 func TestShutdownAnswersEveryRequest(t *testing.T) {
 	g := servertest.Start(t, servertest.Options{TCP: true})
 	ctx := context.Background()
-	op, err := client.Dial(ctx, g.TCP, operatorToken)
+	op, err := client.Dial(ctx, g.TCP, servertest.OperatorToken)
 	require.NoError(t, err)
-	agent, err := client.Dial(ctx, g.TCP, agentToken)
+	agent, err := client.Dial(ctx, g.TCP, servertest.AgentToken)
 	require.NoError(t, err)
 	_, err = op.Open(ctx, "r", 0)
 	require.NoError(t, err)
@@ -47,7 +47,7 @@ func TestShutdownAnswersEveryRequest(t *testing.T) {
 	for err := range errs {
 		require.ErrorIs(t, err, proto.ErrShuttingDown, "every waiting admit is answered shutting_down")
 	}
-	_, err = client.Dial(ctx, g.TCP, agentToken)
+	_, err = client.Dial(ctx, g.TCP, servertest.AgentToken)
 	require.Error(t, err, "a stopped server accepts no connection")
 }
 
@@ -58,7 +58,7 @@ func TestShutdownClosesEveryConnection(t *testing.T) {
 	var conns []*servertest.Raw
 	for i := 0; i < 3; i++ {
 		c := g.Raw(t)
-		require.Nil(t, c.Send(t, hello(agentToken)).Error)
+		require.Nil(t, c.Send(t, hello(servertest.AgentToken)).Error)
 		c.Write(t, `{"jsonrpc":"2.0","id":7,"method":"sta`)
 		conns = append(conns, c)
 	}

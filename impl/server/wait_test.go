@@ -43,7 +43,7 @@ func waitHeld(t *testing.T, agent *client.Client, run, key string) {
 func TestHeldIsAnsweredAfterDecision(t *testing.T) {
 	g := servertest.Start(t, servertest.Options{})
 	ctx := context.Background()
-	op, agent, approver := g.Dial(t, operatorToken), g.Dial(t, agentToken), g.Dial(t, approverToken)
+	op, agent, approver := g.Dial(t, servertest.OperatorToken), g.Dial(t, servertest.AgentToken), g.Dial(t, servertest.ApproverToken)
 	_, err := op.Open(ctx, "r", 0)
 	require.NoError(t, err)
 	res, err := agent.Admit(ctx, "r", "gated", 1, client.AdmitOptions{Gated: true})
@@ -101,12 +101,12 @@ func TestHeldIsAnsweredAfterDecision(t *testing.T) {
 func TestParkedAdmitOfGonePeerIsDropped(t *testing.T) {
 	g := servertest.Start(t, servertest.Options{Node: node.Config{Now: func() core.Time { return 1 }}})
 	ctx := context.Background()
-	op, ap, ag := g.Dial(t, operatorToken), g.Dial(t, approverToken), g.Dial(t, agentToken)
+	op, ap, ag := g.Dial(t, servertest.OperatorToken), g.Dial(t, servertest.ApproverToken), g.Dial(t, servertest.AgentToken)
 	_, err := op.Open(ctx, "r", 0)
 	require.NoError(t, err)
 	_, err = ag.Admit(ctx, "r", "g", 1, client.AdmitOptions{Gated: true})
 	require.NoError(t, err)
-	gone, err := client.Dial(ctx, g.Unix, agentToken)
+	gone, err := client.Dial(ctx, g.Unix, servertest.AgentToken)
 	require.NoError(t, err)
 	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	gone.Admit(cctx, "r", "k", 1, client.AdmitOptions{Wait: 5 * time.Minute})
@@ -137,7 +137,7 @@ func TestWaiterNotStrandedOnTimedOutRun(t *testing.T) {
 	}
 	g := servertest.Start(t, servertest.Options{Node: node.Config{Now: now}})
 	ctx := context.Background()
-	op, ap, ag := g.Dial(t, operatorToken), g.Dial(t, approverToken), g.Dial(t, agentToken)
+	op, ap, ag := g.Dial(t, servertest.OperatorToken), g.Dial(t, servertest.ApproverToken), g.Dial(t, servertest.AgentToken)
 	_, err := op.Open(ctx, "r", time.Second) // deadline 1100
 	require.NoError(t, err)
 	ag.Admit(ctx, "r", "g1", 1, client.AdmitOptions{Gated: true})
@@ -163,7 +163,7 @@ func TestWaiterNotStrandedOnTimedOutRun(t *testing.T) {
 func TestWaiterLimit(t *testing.T) {
 	g := servertest.Start(t, servertest.Options{Node: node.Config{WaitersMax: 1}})
 	ctx := context.Background()
-	op, agent := g.Dial(t, operatorToken), g.Dial(t, agentToken)
+	op, agent := g.Dial(t, servertest.OperatorToken), g.Dial(t, servertest.AgentToken)
 	_, err := op.Open(ctx, "r", 0)
 	require.NoError(t, err)
 	_, err = agent.Admit(ctx, "r", "g", 1, client.AdmitOptions{Gated: true})

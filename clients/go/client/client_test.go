@@ -23,12 +23,6 @@ import (
 	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
-const (
-	agentToken    = servertest.AgentToken
-	approverToken = servertest.ApproverToken
-	operatorToken = servertest.OperatorToken
-)
-
 // startGate runs an in-process gate on a Unix socket and returns its address.
 func startGate(t *testing.T) string {
 	t.Helper()
@@ -40,7 +34,7 @@ func startGate(t *testing.T) string {
 func gateWithRun(t *testing.T) (string, *client.Client) {
 	t.Helper()
 	addr := startGate(t)
-	op := dial(t, addr, operatorToken)
+	op := dial(t, addr, servertest.OperatorToken)
 	_, err := op.Open(context.Background(), "r", 0)
 	require.NoError(t, err)
 	return addr, op
@@ -67,7 +61,7 @@ func (c *countConn) Write(b []byte) (int, error) {
 func TestConcurrentCallsShareWrites(t *testing.T) {
 	addr, _ := gateWithRun(t)
 	ctx := context.Background()
-	agent, cc := dialCounting(t, addr, agentToken)
+	agent, cc := dialCounting(t, addr, servertest.AgentToken)
 	hold := make(chan struct{})
 	cc.hold = hold // every write waits until hold is closed
 	const calls = 50
@@ -120,8 +114,8 @@ func TestNotUTF8(t *testing.T) {
 	addr, op := gateWithRun(t)
 	ctx := context.Background()
 	var err error
-	agent, cc := dialCounting(t, addr, agentToken)
-	appr, ac := dialCounting(t, addr, approverToken)
+	agent, cc := dialCounting(t, addr, servertest.AgentToken)
+	appr, ac := dialCounting(t, addr, servertest.ApproverToken)
 
 	// A valid admit+complete of another binary-looking key, so that a collision would
 	// answer duplicate.
@@ -210,7 +204,7 @@ func TestRequestTooLarge(t *testing.T) {
 	addr, _ := gateWithRun(t)
 	ctx := context.Background()
 	var err error
-	agent, cc := dialCounting(t, addr, agentToken)
+	agent, cc := dialCounting(t, addr, servertest.AgentToken)
 	_, err = agent.Admit(ctx, "r", "k", 1, client.AdmitOptions{})
 	require.NoError(t, err)
 
@@ -342,7 +336,7 @@ func TestBrokenDropsParkedAdmit(t *testing.T) {
 	addr, op := gateWithRun(t)
 	ctx := context.Background()
 	var err error
-	agent := dial(t, addr, agentToken)
+	agent := dial(t, addr, servertest.AgentToken)
 	nc := agent.ConnForTest()
 	parked := make(chan error, 1)
 	go func() {
@@ -408,8 +402,8 @@ func TestAdmitWaitMs(t *testing.T) {
 func TestAdmitLongWaitAccepted(t *testing.T) {
 	addr, _ := gateWithRun(t)
 	ctx := context.Background()
-	agent := dial(t, addr, agentToken)
-	appr := dial(t, addr, approverToken)
+	agent := dial(t, addr, servertest.AgentToken)
+	appr := dial(t, addr, servertest.ApproverToken)
 	type answer struct {
 		res proto.AdmitResult
 		err error
@@ -438,7 +432,7 @@ func TestAdmitWaitNoBusyLoop(t *testing.T) {
 	addr, _ := gateWithRun(t)
 	ctx := context.Background()
 	var err error
-	agent, cc := dialCounting(t, addr, agentToken)
+	agent, cc := dialCounting(t, addr, servertest.AgentToken)
 	wctx, cancel := context.WithTimeout(ctx, 400*time.Millisecond)
 	defer cancel()
 	res, err := agent.AdmitWait(wctx, "r", "k", 1, true, time.Second)
@@ -488,8 +482,8 @@ func TestAdmitWaitShortSteps(t *testing.T) {
 	addr, op := gateWithRun(t)
 	ctx := context.Background()
 	var err error
-	agent, cc := dialCounting(t, addr, agentToken)
-	appr := dial(t, addr, approverToken)
+	agent, cc := dialCounting(t, addr, servertest.AgentToken)
+	appr := dial(t, addr, servertest.ApproverToken)
 	decided := make(chan error, 1)
 	go func() {
 		// Decide once the approval is pending and the agent has asked a few times.
