@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/soundgate/soundgate/impl/core"
 )
@@ -75,8 +76,8 @@ func BenchmarkResidentMillion(b *testing.B) {
 }
 
 // BenchmarkMarshalSnapshot measures a snapshot of half a million effects (16 runs of
-// 32,768 keys), the state a 5 s pipelined bench leaves: serve encodes it under the
-// server's lock, so its time is a stall of the whole gate.
+// 32,768 keys), the state a 5 s pipelined bench leaves, encoded in one call: what a
+// gate that stops to snapshot would stall for (BenchmarkCut is what it does).
 func BenchmarkMarshalSnapshot(b *testing.B) {
 	const runs, keysPerRun = 16, 1 << 15
 	g := core.New(core.Limits{RunsMax: runs, KeysPerRunMax: keysPerRun, PendingPerRunMax: 1, RunBytesMax: 64, KeyBytesMax: 64, ResultBytesMax: 64})
@@ -95,4 +96,66 @@ func BenchmarkMarshalSnapshot(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(runs*keysPerRun), "ns/effect")
+}
+
+// BenchmarkCut measures a snapshot taken as the node takes it: a Cut copied in pieces
+// of cutBudget entries (the node's budget), each of which would hold the node's lock,
+// and encoded off it. Each iteration also encodes the same state with MarshalBinary,
+// the reference. It reports both per effect, the time spent in Take (under the lock),
+// the longest Take, and the ratio of that longest Take to the whole MarshalBinary: how
+// much shorter the longest stall is than a snapshot taken under the lock. Two shapes:
+// many small runs, and 16 runs of 32,768 keys (a Take copies at least one run).
+//
+//	go test -run '^$' -bench BenchmarkCut -benchtime 5x ./impl/core
+func BenchmarkCut(b *testing.B) {
+	const cutBudget = 4096
+	for _, shape := range []struct{ runs, keysPerRun int }{{4096, 128}, {16, 1 << 15}} {
+		b.Run(fmt.Sprintf("runs=%d,keys=%d", shape.runs, shape.keysPerRun), func(b *testing.B) {
+			g := core.New(core.Limits{RunsMax: shape.runs, KeysPerRunMax: shape.keysPerRun, PendingPerRunMax: 1, RunBytesMax: 64, KeyBytesMax: 64, ResultBytesMax: 64})
+			for r := 0; r < shape.runs; r++ {
+				id := core.RunID(fmt.Sprintf("run-%05d", r))
+				open(g, id, 0)
+				for k := 0; k < shape.keysPerRun; k++ {
+					admit(g, id, core.Key("c"+strconv.Itoa(r)+"-"+strconv.Itoa(k)), 1, false, 0)
+				}
+			}
+			effects := float64(shape.runs * shape.keysPerRun)
+			var marshal, total, locked, longest time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				want, err := g.MarshalBinary()
+				if err != nil {
+					b.Fatal(err)
+				}
+				marshal += time.Since(start)
+
+				start = time.Now()
+				cut := g.BeginCut()
+				buf := cut.AppendHeader(make([]byte, 0, len(want)))
+				for {
+					t := time.Now()
+					runs := cut.Take(cutBudget)
+					took := time.Since(t)
+					locked += took
+					longest = max(longest, took)
+					if runs == nil {
+						break
+					}
+					buf = cut.AppendRuns(buf, runs)
+				}
+				cut.End()
+				total += time.Since(start)
+				if len(buf) != len(want) {
+					b.Fatalf("the cut encodes %d bytes, MarshalBinary %d", len(buf), len(want))
+				}
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(marshal.Nanoseconds())/n/effects, "marshal-ns/effect")
+			b.ReportMetric(float64(total.Nanoseconds())/n/effects, "cut-ns/effect")
+			b.ReportMetric(float64(locked.Nanoseconds())/n/effects, "locked-ns/effect")
+			b.ReportMetric(float64(longest.Microseconds()), "longest-take-µs")
+			b.ReportMetric(float64(longest)/(float64(marshal)/n), "longest-take/marshal")
+		})
+	}
 }

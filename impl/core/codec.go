@@ -63,52 +63,58 @@ func DecodeCommand(b []byte) (Command, error) {
 }
 
 // MarshalBinary encodes the whole state of the gate (not its limits), runs sorted by
-// id and effects by key, for snapshots. It sorts keys alone, not copies of the
-// effects, and sizes its buffer once: it runs over the whole state.
-func (g *Gate) MarshalBinary() ([]byte, error) { return g.MarshalBinaryPaced(0, nil) }
-
-// MarshalBinaryPaced is MarshalBinary calling pause after every pace effects it
-// encodes (pace 0: never), so that a caller encoding a large state can give the CPU
-// back between pieces. The gate must not change until it returns.
-func (g *Gate) MarshalBinaryPaced(pace int, pause func()) ([]byte, error) {
+// id and effects by key. A snapshot written while the gate serves comes from a Cut
+// (cut.go), in the same layout.
+func (g *Gate) MarshalBinary() ([]byte, error) {
 	size := 16
 	for _, run := range g.runs {
 		size += len(run.ID) + 32 + len(run.effects)*24
 	}
-	buf := binary.AppendUvarint(make([]byte, 0, size), snapshotVersion)
-	buf = binary.AppendUvarint(buf, uint64(len(g.runs)))
+	buf := appendSnapshotHeader(make([]byte, 0, size), len(g.runs))
 	var keys []Key
-	encoded := 0
 	for _, id := range g.RunIDs() {
-		run := g.runs[id]
-		buf = appendString(buf, string(id))
-		buf = append(buf, byte(run.Status))
-		buf = binary.AppendUvarint(buf, run.Epoch)
-		buf = binary.AppendUvarint(buf, uint64(run.Deadline))
-		keys = keys[:0]
-		for k := range run.effects {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		buf = binary.AppendUvarint(buf, uint64(len(keys)))
-		for _, k := range keys {
-			e := run.effects[k]
-			buf = appendString(buf, string(k))
-			_, pending := run.pending[k]
-			buf = append(buf, byte(e.Status), boolByte(e.Gated), boolByte(e.Approved), byte(e.Outcome), boolByte(pending))
-			buf = binary.AppendUvarint(buf, e.Epoch)
-			buf = appendString(buf, e.Result)
-			if encoded++; pace > 0 && encoded%pace == 0 {
-				pause()
-			}
-		}
+		buf, keys = appendRun(buf, g.runs[id], keys)
 	}
 	return buf, nil
 }
 
-// UnmarshalBinary replaces g's state with a snapshot made by MarshalBinary. g keeps its
-// limits. On error g is left unchanged.
+// appendSnapshotHeader appends the snapshot's version and its count of runs.
+func appendSnapshotHeader(buf []byte, runs int) []byte {
+	buf = binary.AppendUvarint(buf, snapshotVersion)
+	return binary.AppendUvarint(buf, uint64(runs))
+}
+
+// appendRun appends one run of a snapshot, its effects sorted by key; keys is
+// scratch space, returned for the next call.
+func appendRun(buf []byte, run *Run, keys []Key) ([]byte, []Key) {
+	buf = appendString(buf, string(run.ID))
+	buf = append(buf, byte(run.Status))
+	buf = binary.AppendUvarint(buf, run.Epoch)
+	buf = binary.AppendUvarint(buf, uint64(run.Deadline))
+	keys = keys[:0]
+	for k := range run.effects {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	buf = binary.AppendUvarint(buf, uint64(len(keys)))
+	for _, k := range keys {
+		e := run.effects[k]
+		buf = appendString(buf, string(k))
+		_, pending := run.pending[k]
+		buf = append(buf, byte(e.Status), boolByte(e.Gated), boolByte(e.Approved), byte(e.Outcome), boolByte(pending))
+		buf = binary.AppendUvarint(buf, e.Epoch)
+		buf = appendString(buf, e.Result)
+	}
+	return buf, keys
+}
+
+// UnmarshalBinary replaces g's state with a snapshot made by MarshalBinary or a Cut
+// (runs in any order). g keeps its limits. On error g is left unchanged. It must not
+// be called while a cut is taken.
 func (g *Gate) UnmarshalBinary(b []byte) error {
+	if g.cut != nil {
+		panic("soundgate/core: UnmarshalBinary during a cut")
+	}
 	d := decoder{b: b}
 	if d.uvarint() != snapshotVersion {
 		return ErrCodec
@@ -118,6 +124,7 @@ func (g *Gate) UnmarshalBinary(b []byte) error {
 		return ErrCodec
 	}
 	runs := make(map[RunID]*Run, n)
+	order := make([]*Run, 0, n)
 	var deadlines deadlineHeap
 	for i := uint64(0); i < n && !d.err; i++ {
 		run := newRun(RunID(d.string()))
@@ -154,6 +161,8 @@ func (g *Gate) UnmarshalBinary(b []byte) error {
 		if _, dup := runs[run.ID]; dup {
 			return ErrCodec
 		}
+		run.index = len(order)
+		order = append(order, run)
 		runs[run.ID] = run
 		if run.Status == RunActive && run.Deadline > 0 {
 			deadlines = append(deadlines, deadlineEntry{at: run.Deadline, run: run.ID})
@@ -172,7 +181,7 @@ func (g *Gate) UnmarshalBinary(b []byte) error {
 		}
 		return 1
 	})
-	g.runs, g.deadlines = runs, deadlines
+	g.runs, g.order, g.deadlines = runs, order, deadlines
 	return nil
 }
 

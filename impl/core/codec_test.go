@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -314,28 +313,4 @@ func TestSnapshotOfLargeRuns(t *testing.T) {
 	require.Equal(t, entries, g.Entries(), "Entries counts runs and effects")
 	require.Equal(t, entries, h.Entries())
 	require.Equal(t, 0, core.New(core.DefaultLimits()).Entries())
-}
-
-// TestMarshalBinaryPaced: the paced encoding is the same bytes as MarshalBinary and
-// pauses once per pace effects.
-func TestMarshalBinaryPaced(t *testing.T) {
-	g := core.New(core.DefaultLimits())
-	for r := 0; r < 3; r++ {
-		id := core.RunID(fmt.Sprint("run-", r))
-		_, err := open(g, id, 0)
-		require.NoError(t, err)
-		for k := 0; k < 100; k++ {
-			_, err := admit(g, id, core.Key(fmt.Sprint("k", k)), 1, false, 0)
-			require.NoError(t, err)
-		}
-	}
-	want, err := g.MarshalBinary()
-	require.NoError(t, err)
-	for _, pace := range []int{1, 7, 300, 301} {
-		pauses := 0
-		got, err := g.MarshalBinaryPaced(pace, func() { pauses++ })
-		require.NoError(t, err)
-		require.Equal(t, want, got, "pace %d", pace)
-		require.Equal(t, 300/pace, pauses, "pace %d: pauses", pace)
-	}
 }

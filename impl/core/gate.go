@@ -31,6 +31,9 @@ type Run struct {
 	effects map[Key]Effect   // every effect that is not absent
 	pending map[Key]struct{} // keys whose approval is open
 	open    map[Key]struct{} // keys that are held or released (cleared by Cancel and Fence)
+
+	index  int    // its place in Gate.order
+	cutGen uint64 // the cut that has this run's state already (cut.go)
 }
 
 func newRun(id RunID) *Run {
@@ -42,8 +45,18 @@ func newRun(id RunID) *Run {
 type Gate struct {
 	limits    Limits
 	runs      map[RunID]*Run
+	order     []*Run           // every run, in the order it was made (runs are never removed)
 	deadlines deadlineHeap     // active runs with a deadline, earliest first (lazily cleaned)
+	cut       *Cut             // the cut being taken, if any (cut.go)
+	cuts      uint64           // cuts begun so far
 	history   invariantHistory // the invariant tier's record of admits (invariants_on.go)
+}
+
+// addRun makes run known to the gate.
+func (g *Gate) addRun(run *Run) {
+	run.index = len(g.order)
+	g.order = append(g.order, run)
+	g.runs[run.ID] = run
 }
 
 // New returns an empty gate with the given limits.
@@ -133,7 +146,7 @@ func (g *Gate) open(r RunID, deadline Time) (OpenResult, error) {
 	}
 	run := newRun(r)
 	run.Status, run.Epoch, run.Deadline = RunActive, 1, deadline
-	g.runs[r] = run
+	g.addRun(run)
 	if deadline > 0 {
 		heap.Push(&g.deadlines, deadlineEntry{at: deadline, run: r})
 	}
@@ -360,7 +373,7 @@ func (g *Gate) cancel(r RunID) (CancelResult, error) {
 		}
 		run = newRun(r)
 		run.Status, run.Epoch = RunCancelled, 2
-		g.runs[r] = run
+		g.addRun(run)
 		return CancelResult{Run: run.view(), Changed: true}, nil
 	}
 	if run.Status != RunActive {

@@ -69,6 +69,11 @@ type Reply struct {
 // A shell calls it from one place (impl/node), and the log's replay with the same
 // commands rebuilds the same state.
 func (g *Gate) Step(c Command) Reply {
+	if g.cut != nil && c.Op != OpStatus {
+		if run := g.runs[c.Run]; run != nil {
+			g.cut.freeze(run)
+		}
+	}
 	var rep Reply
 	switch c.Op {
 	case OpOpen:

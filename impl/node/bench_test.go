@@ -183,7 +183,7 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 }
 
 // BenchmarkApplyCPU measures the CPU the node spends per admitted effect, the
-// snapshotter's shadow included, with snapshots off and on: an in-memory log that
+// snapshots' cuts included, with snapshots off and on: an in-memory log that
 // acknowledges at once (no disk), so the figure is the node's own work. It reports
 // the process's CPU time per admit (user and system, all goroutines).
 //
@@ -210,7 +210,7 @@ func BenchmarkApplyCPU(b *testing.B) {
 					b.Fatal(a.Err)
 				}
 			}
-			n.Close() // the snapshotter has applied what it was fed
+			n.Close() // a snapshot in progress gives up
 			b.StopTimer()
 			b.ReportMetric(float64((cpuTime()-before).Nanoseconds())/float64(b.N), "cpu-ns/admit")
 		})
@@ -224,5 +224,5 @@ func (l *countingLog) Append([]byte) (wal.LSN, error) { l.last++; return l.last,
 
 func (l *countingLog) WaitDurable(context.Context, wal.LSN) error { return nil }
 
-// Snapshot implements node.Compactor: the shadow is fed and encoded; nothing is kept.
+// Snapshot implements node.Compactor: the state is cut and encoded; nothing is kept.
 func (l *countingLog) Snapshot(wal.LSN, []byte) error { return nil }

@@ -16,8 +16,9 @@
 // once the log holds it, or fails the node closed if the log cannot: then every
 // later request is refused (ErrUnavailable) until a restart replays the log.
 //
-// Snapshots are taken off the node's lock, from a second core (the shadow) fed with
-// the records the node appends and paced to a fifth of a CPU: encoding the state,
-// which takes time that grows with it, never stops an admit. The shadow costs a
-// second copy of the state in memory and a second Step of every record.
+// Snapshots are encoded off the node's lock, from a core.Cut: begun under the lock at
+// the last record appended, copied a piece at a time under it, copy-on-write for the
+// runs that change meanwhile, and paced to a fifth of a CPU; encoding the state, which
+// takes time that grows with it, never stops an admit, and costs nothing between
+// snapshots.
 package node

@@ -53,8 +53,8 @@ type Config struct {
 	// records follow the last one, and as many as the last one held runs and effects
 	// (so that each snapshot is paid for by as many records as it encodes). 0: none.
 	SnapshotEvery uint64
-	// SnapshotCheck is how often the snapshotter feeds its shadow and looks whether a
-	// snapshot is due; 0: every second.
+	// SnapshotCheck is how often the snapshotter looks whether a snapshot is due; 0:
+	// every second.
 	SnapshotCheck time.Duration
 }
 
@@ -94,7 +94,7 @@ type Node struct {
 // New returns a node over an empty gate. cfg.Log, if any, must hold no records (use
 // Recover for a log that does).
 func New(cfg Config) *Node {
-	return newNode(cfg, core.New(limitsOf(cfg)), 0, nil)
+	return newNode(cfg, core.New(limitsOf(cfg)), 0)
 }
 
 func limitsOf(cfg Config) core.Limits {
@@ -104,9 +104,8 @@ func limitsOf(cfg Config) core.Limits {
 	return cfg.Limits
 }
 
-// newNode returns a node over gate, whose last record is last; shadow is the same
-// state for the snapshotter (nil: an empty gate when snapshots are on).
-func newNode(cfg Config, gate *core.Gate, last wal.LSN, shadow *core.Gate) *Node {
+// newNode returns a node over gate, whose last record is last.
+func newNode(cfg Config, gate *core.Gate, last wal.LSN) *Node {
 	cfg.Limits = limitsOf(cfg)
 	if cfg.WaitersMax <= 0 {
 		cfg.WaitersMax = WaitersMaxDefault
@@ -119,10 +118,7 @@ func newNode(cfg Config, gate *core.Gate, last wal.LSN, shadow *core.Gate) *Node
 		n.now = func() core.Time { return core.Time(time.Now().UnixMilli()) }
 	}
 	if c, ok := cfg.Log.(Compactor); ok && cfg.SnapshotEvery > 0 {
-		if shadow == nil {
-			shadow = core.New(cfg.Limits)
-		}
-		n.snap = startSnapshotter(n, c, shadow, last)
+		n.snap = startSnapshotter(n, c)
 	}
 	n.mu.Lock()
 	n.armLocked()
@@ -239,9 +235,6 @@ func (n *Node) appendLocked(c core.Command) error {
 		return n.refusalLocked()
 	}
 	n.lastLSN = lsn
-	if n.snap != nil {
-		n.snap.feedLocked(lsn, c)
-	}
 	return nil
 }
 
@@ -270,9 +263,6 @@ func (n *Node) failLocked(err error) {
 	n.failed = err
 	n.log.Error("log failed: refusing every request until restart (fail closed)", "err", err)
 	n.releaseAllLocked(n.refusalLocked())
-	if n.snap != nil {
-		n.snap.dropLocked()
-	}
 }
 
 // Failed returns why the node refuses every request, or nil while it is healthy.
@@ -305,8 +295,8 @@ func (n *Node) Stop() {
 	n.releaseAllLocked(ErrStopped)
 }
 
-// Close stops the node and waits for a snapshot in progress to end, so that the log
-// can be closed after it. It may be called more than once.
+// Close stops the node and waits for a snapshot in progress to give up, so that the
+// log can be closed after it. It may be called more than once.
 func (n *Node) Close() {
 	n.Stop()
 	if n.snap != nil {

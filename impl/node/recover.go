@@ -21,34 +21,24 @@ func Recover(l *wal.Log, cfg Config) (*Node, error) {
 	if cfg.Log == nil {
 		cfg.Log = l
 	}
-	limits := limitsOf(cfg)
-	gates := []*core.Gate{core.New(limits)}
-	if _, ok := cfg.Log.(Compactor); ok && cfg.SnapshotEvery > 0 {
-		gates = append(gates, core.New(limits)) // the snapshotter's shadow
-	}
-	last, err := replay(l, gates)
+	g := core.New(limitsOf(cfg))
+	last, err := replay(l, g)
 	if err != nil {
 		return nil, err
 	}
-	if err := gates[0].CheckInvariants(); err != nil {
+	if err := g.CheckInvariants(); err != nil {
 		return nil, fmt.Errorf("%w: the state at record %d: %v", ErrReplay, last, err)
 	}
-	var shadow *core.Gate
-	if len(gates) > 1 {
-		shadow = gates[1]
-	}
-	return newNode(cfg, gates[0], last, shadow), nil
+	return newNode(cfg, g, last), nil
 }
 
-// replay applies l's snapshot and records to every gate of gates, and returns the
-// position of the last record applied.
-func replay(l *wal.Log, gates []*core.Gate) (wal.LSN, error) {
+// replay applies l's snapshot and records to g, and returns the position of the last
+// record applied.
+func replay(l *wal.Log, g *core.Gate) (wal.LSN, error) {
 	var last wal.LSN
 	err := l.Replay(func(upto wal.LSN, state []byte) error {
-		for _, g := range gates {
-			if err := g.UnmarshalBinary(state); err != nil {
-				return fmt.Errorf("%w: snapshot at %d: %v", ErrReplay, upto, err)
-			}
+		if err := g.UnmarshalBinary(state); err != nil {
+			return fmt.Errorf("%w: snapshot at %d: %v", ErrReplay, upto, err)
 		}
 		last = upto
 		return nil
@@ -57,10 +47,8 @@ func replay(l *wal.Log, gates []*core.Gate) (wal.LSN, error) {
 		if err != nil {
 			return fmt.Errorf("%w: record %d: %v", ErrReplay, lsn, err)
 		}
-		for _, g := range gates {
-			if err := replayStep(g, c); err != nil {
-				return fmt.Errorf("%w: record %d %v", ErrReplay, lsn, err)
-			}
+		if err := replayStep(g, c); err != nil {
+			return fmt.Errorf("%w: record %d %v", ErrReplay, lsn, err)
 		}
 		last = lsn
 		return nil
@@ -77,7 +65,7 @@ func replayStep(g *core.Gate, c core.Command) error {
 	return nil
 }
 
-// Restore returns a node over the state a snapshot encoded (core.Gate.MarshalBinary),
+// Restore returns a node over the state a snapshot encoded (core.Gate.MarshalBinary, or a core.Cut),
 // with no log behind it: for tools and tests that start from a given state.
 func Restore(cfg Config, state []byte) (*Node, error) {
 	if cfg.Log != nil {
@@ -87,5 +75,5 @@ func Restore(cfg Config, state []byte) (*Node, error) {
 	if err := g.UnmarshalBinary(state); err != nil {
 		return nil, err
 	}
-	return newNode(cfg, g, 0, nil), nil
+	return newNode(cfg, g, 0), nil
 }

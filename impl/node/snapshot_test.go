@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/soundgate/soundgate/impl/core"
@@ -13,23 +14,32 @@ import (
 	"github.com/soundgate/soundgate/impl/wal"
 )
 
-// TestSnapshots: the snapshotter writes snapshots from its shadow while the node goes
-// on applying commands, and a node recovered from the last snapshot and the records
-// after it holds exactly the state of the node that wrote them.
+// TestSnapshots: the snapshotter writes snapshots from a cut of the state, a run at a
+// time, while the node goes on applying commands (some of them between two pieces of
+// a cut, to the run it copies last), and a node recovered from the last snapshot and
+// the records after it holds exactly the state of the node that wrote them.
 func TestSnapshots(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	l, err := wal.Open(dir, wal.Options{SegmentBytes: 4 << 10})
 	require.NoError(t, err)
+	const runs = 16
+	var n *node.Node
+	between := 0
+	defer node.SetCutPieces(1, func() {
+		between++
+		key := core.Key(fmt.Sprint("between-", between))
+		assert.NoError(t, n.Apply(node.Request{Cmd: cmd(core.OpAdmit, core.RunID(fmt.Sprint("run-", runs-1)), key)}).Err)
+	})()
 	cfg := node.Config{SnapshotEvery: 50, SnapshotCheck: 2 * time.Millisecond}
-	n, err := node.Recover(l, cfg)
+	n, err = node.Recover(l, cfg)
 	require.NoError(t, err)
-	for r := 0; r < 4; r++ {
+	for r := 0; r < runs; r++ {
 		apply(t, n, core.Command{Op: core.OpOpen, Run: core.RunID(fmt.Sprint("run-", r))})
 	}
 	var last wal.LSN
 	snaps := map[wal.LSN]bool{}
 	for i := 0; i < 2000; i++ {
-		run := core.RunID(fmt.Sprint("run-", i%4))
+		run := core.RunID(fmt.Sprint("run-", i%runs))
 		a := n.Apply(node.Request{Cmd: cmd(core.OpAdmit, run, core.Key(fmt.Sprint("k", i)))})
 		require.NoError(t, a.Err)
 		last = a.After
@@ -42,6 +52,7 @@ func TestSnapshots(t *testing.T) {
 	require.NoError(t, n.Durable(last))
 	delete(snaps, 0)
 	require.GreaterOrEqual(t, len(snaps), 2, "snapshots taken during the load: %v", snaps)
+	require.Greater(t, between, 2*runs, "commands applied between the pieces of cuts")
 	want := state(t, n)
 	n.Close()
 	require.NoError(t, l.Close()) // the log's own tests check what a snapshot deletes
