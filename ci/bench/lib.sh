@@ -31,8 +31,15 @@ bench_setup() {
   chmod 600 "$work/roles.json"
 }
 
-# await_listening LOG PID: until the gate logging to LOG says it listens; fails if it died.
+# await_listening LOG PID [SECONDS]: until the gate logging to LOG says it listens
+# (at most SECONDS, default 10: a gate that replays a long log takes longer); fails if
+# it died or did not listen in time.
 await_listening() {
-  for _ in $(seq 1 200); do grep -q 'msg=listening' "$1" 2>/dev/null && break; sleep 0.05; done
+  local tries=$(( ${3:-10} * 20 ))
+  for _ in $(seq 1 "$tries"); do
+    grep -q 'msg=listening' "$1" 2>/dev/null && break
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.05
+  done
   kill -0 "$2" 2>/dev/null && grep -q 'msg=listening' "$1"
 }

@@ -135,14 +135,14 @@ func BenchmarkCut(b *testing.B) {
 				buf := cut.AppendHeader(make([]byte, 0, len(want)))
 				for {
 					t := time.Now()
-					runs := cut.Take(cutBudget)
+					more := cut.Take(cutBudget)
 					took := time.Since(t)
 					locked += took
 					longest = max(longest, took)
-					if runs == nil {
+					if !more {
 						break
 					}
-					buf = cut.AppendRuns(buf, runs)
+					buf = cut.AppendTaken(buf)
 				}
 				cut.End()
 				total += time.Since(start)

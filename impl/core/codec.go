@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
+	"strings"
 )
 
 // The binary encodings of a Command (a log record) and of the whole Gate (a snapshot).
@@ -64,16 +65,18 @@ func DecodeCommand(b []byte) (Command, error) {
 
 // MarshalBinary encodes the whole state of the gate (not its limits), runs sorted by
 // id and effects by key. A snapshot written while the gate serves comes from a Cut
-// (cut.go), in the same layout.
+// (cut.go), in the same layout and through the same encoder.
 func (g *Gate) MarshalBinary() ([]byte, error) {
 	size := 16
 	for _, run := range g.runs {
 		size += len(run.ID) + 32 + len(run.effects)*24
 	}
 	buf := appendSnapshotHeader(make([]byte, 0, size), len(g.runs))
-	var keys []Key
+	var scratch []frozenEffect
 	for _, id := range g.RunIDs() {
-		buf, keys = appendRun(buf, g.runs[id], keys)
+		var fr frozenRun
+		fr, scratch = g.runs[id].freeze(scratch[:0], nil)
+		buf = appendRun(buf, fr)
 	}
 	return buf, nil
 }
@@ -84,28 +87,65 @@ func appendSnapshotHeader(buf []byte, runs int) []byte {
 	return binary.AppendUvarint(buf, uint64(runs))
 }
 
-// appendRun appends one run of a snapshot, its effects sorted by key; keys is
-// scratch space, returned for the next call.
-func appendRun(buf []byte, run *Run, keys []Key) ([]byte, []Key) {
-	buf = appendString(buf, string(run.ID))
-	buf = append(buf, byte(run.Status))
-	buf = binary.AppendUvarint(buf, run.Epoch)
-	buf = binary.AppendUvarint(buf, uint64(run.Deadline))
-	keys = keys[:0]
-	for k := range run.effects {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	buf = binary.AppendUvarint(buf, uint64(len(keys)))
-	for _, k := range keys {
-		e := run.effects[k]
-		buf = appendString(buf, string(k))
+// frozenRun is a run's state as a snapshot encodes it, copied out of the run's maps
+// into a flat slice, so that it can be encoded after the run changed.
+type frozenRun struct {
+	id       RunID
+	status   RunStatus
+	epoch    uint64
+	deadline Time
+	effects  []frozenEffect
+}
+
+type frozenEffect struct {
+	key     Key
+	effect  Effect
+	pending bool
+}
+
+// freeze copies run's state, its effects appended to into, and returns it and into.
+// With saved (a cut's), it copies the run's state when the cut began: the header and
+// the changed keys as saved, the other keys as they are.
+func (run *Run) freeze(into []frozenEffect, saved *savedRun) (frozenRun, []frozenEffect) {
+	start := len(into)
+	fr := frozenRun{id: run.ID, status: run.Status, epoch: run.Epoch, deadline: run.Deadline}
+	for k, e := range run.effects {
+		if saved != nil {
+			if _, changed := saved.keys[k]; changed {
+				continue
+			}
+		}
 		_, pending := run.pending[k]
-		buf = append(buf, byte(e.Status), boolByte(e.Gated), boolByte(e.Approved), byte(e.Outcome), boolByte(pending))
+		into = append(into, frozenEffect{key: k, effect: e, pending: pending})
+	}
+	if saved != nil {
+		fr.status, fr.epoch, fr.deadline = saved.status, saved.epoch, saved.deadline
+		for k, se := range saved.keys {
+			if se.present {
+				into = append(into, frozenEffect{key: k, effect: se.effect, pending: se.pending})
+			}
+		}
+	}
+	fr.effects = into[start:len(into):len(into)]
+	return fr, into
+}
+
+// appendRun appends one run of a snapshot, its effects sorted by key (in place).
+func appendRun(buf []byte, run frozenRun) []byte {
+	buf = appendString(buf, string(run.id))
+	buf = append(buf, byte(run.status))
+	buf = binary.AppendUvarint(buf, run.epoch)
+	buf = binary.AppendUvarint(buf, uint64(run.deadline))
+	slices.SortFunc(run.effects, func(a, b frozenEffect) int { return strings.Compare(string(a.key), string(b.key)) })
+	buf = binary.AppendUvarint(buf, uint64(len(run.effects)))
+	for _, f := range run.effects {
+		e := f.effect
+		buf = appendString(buf, string(f.key))
+		buf = append(buf, byte(e.Status), boolByte(e.Gated), boolByte(e.Approved), byte(e.Outcome), boolByte(f.pending))
 		buf = binary.AppendUvarint(buf, e.Epoch)
 		buf = appendString(buf, e.Result)
 	}
-	return buf, keys
+	return buf
 }
 
 // UnmarshalBinary replaces g's state with a snapshot made by MarshalBinary or a Cut

@@ -1,26 +1,48 @@
 package core
 
-import "maps"
-
 // Cut is a consistent copy of the gate's state taken while the gate keeps stepping,
 // for a snapshot that must not stop the gate for the time it takes to encode it.
-// BeginCut fixes the state in O(1); Take copies a few runs at a time under the
-// caller's lock; a Step that is about to change a run the cut has not copied yet
-// copies it first (copy on write). The cut is therefore the state at BeginCut
-// whatever steps follow, and its copies are encoded with no lock held. The cost falls
-// on the cut alone: while no cut is taken, Step pays one nil test.
+// BeginCut fixes the state in O(1); Take copies the next few runs under the caller's
+// lock; a Step that changes a run the cut has not taken yet first saves what it
+// changes: the run's header once, and each key it changes, once. Take copies a run
+// with its saved keys in place of the live ones, so the cut is the state at BeginCut
+// whatever steps follow, and AppendTaken encodes each piece with no lock held. Take
+// copies the runs that changed first, so that what they save stays small.
+//
+// A step during a cut thus costs a copy of what it changes, not of its run, and no
+// step costs anything while no cut is taken (one nil test). Take copies into buffers
+// the cut reuses from piece to piece, so that it soon allocates nothing while the
+// caller holds its lock.
 //
 // A Cut is not safe for concurrent use: BeginCut, Take, End and every Step must be
-// called under the same lock; AppendHeader and AppendRuns need none.
+// called under the same lock; AppendHeader and AppendTaken need none, but must not
+// run at the same time as Take.
 type Cut struct {
 	g       *Gate
 	gen     uint64
-	runs    int          // the runs at BeginCut: g.order[:runs]
-	next    int          // the index of the next run Take copies
-	frozen  map[int]*Run // copies of runs that a Step changed before Take reached them
-	entries int          // runs and effects taken so far
+	runs    int    // the runs at BeginCut: g.order[:runs]
+	next    int    // the index in g.order of the next run nextRun looks at
+	touched []*Run // the runs that saved state for this cut
+	hot     int    // the index in touched of the next run nextRun looks at
+	entries int    // runs and effects taken so far
 	ended   bool
-	keys    []Key // AppendRuns' scratch space
+	taken   []frozenRun    // the piece Take copied last
+	buf     []frozenEffect // the effects of its runs
+}
+
+// savedRun is what a cut keeps of a run that changed before the cut took it: the
+// run's header and each changed key as they were when the cut began.
+type savedRun struct {
+	status   RunStatus
+	epoch    uint64
+	deadline Time
+	keys     map[Key]savedEffect
+}
+
+type savedEffect struct {
+	effect  Effect
+	present bool // false: the key was absent
+	pending bool
 }
 
 // BeginCut starts a cut of the state as it is now. One cut at a time: End the last
@@ -30,68 +52,104 @@ func (g *Gate) BeginCut() *Cut {
 		panic("soundgate/core: BeginCut during a cut")
 	}
 	g.cuts++
-	g.cut = &Cut{g: g, gen: g.cuts, runs: len(g.order), frozen: map[int]*Run{}}
+	g.cut = &Cut{g: g, gen: g.cuts, runs: len(g.order)}
 	return g.cut
 }
 
-// freeze keeps run's state for the cut before a Step changes it: runs made after the
-// cut began are not in it, and a run the cut has copied already needs no copy.
-func (c *Cut) freeze(run *Run) {
+// touch prepares run, which a Step is about to change, to save its state for the
+// cut: runs made after the cut began are not in it, and a run the cut took or
+// touched already needs nothing more.
+func (c *Cut) touch(run *Run) {
 	if run.index >= c.runs || run.cutGen == c.gen {
 		return
 	}
-	c.frozen[run.index] = run.clone()
+	run.saved = &savedRun{status: run.Status, epoch: run.Epoch, deadline: run.Deadline, keys: map[Key]savedEffect{}}
 	run.cutGen = c.gen
+	c.touched = append(c.touched, run)
+}
+
+// save keeps k's state for the cut that touched run, before its first change.
+func (run *Run) save(k Key) {
+	s := run.saved
+	if s == nil {
+		return
+	}
+	if _, done := s.keys[k]; done {
+		return
+	}
+	e, present := run.effects[k]
+	_, pending := run.pending[k]
+	s.keys[k] = savedEffect{effect: e, present: present, pending: pending}
 }
 
 // Take copies the next runs of the cut, at least one and about budget runs and
-// effects in all, and returns them for AppendRuns; nil once every run is taken or the
-// cut ended.
-func (c *Cut) Take(budget int) []*Run {
-	var taken []*Run
-	for n := 0; !c.ended && c.next < c.runs && (len(taken) == 0 || n < budget); c.next++ {
-		run, ok := c.frozen[c.next]
-		if ok {
-			delete(c.frozen, c.next)
-		} else {
-			live := c.g.order[c.next]
-			run, live.cutGen = live.clone(), c.gen
+// effects in all, for AppendTaken; false once every run is taken or the cut ended.
+// The longest it takes is one run's copy, when that run holds more than budget.
+func (c *Cut) Take(budget int) bool {
+	c.taken, c.buf = c.taken[:0], c.buf[:0]
+	for n := 0; !c.ended && (len(c.taken) == 0 || n < budget); {
+		run := c.nextRun()
+		if run == nil {
+			break
 		}
-		taken = append(taken, run)
-		n += 1 + len(run.effects)
-		c.entries += 1 + len(run.effects)
+		var fr frozenRun
+		fr, c.buf = run.freeze(c.buf, run.saved)
+		run.saved, run.cutGen = nil, c.gen
+		c.taken = append(c.taken, fr)
+		n += 1 + len(fr.effects)
+		c.entries += 1 + len(fr.effects)
 	}
-	return taken
+	return len(c.taken) > 0
 }
 
-// Entries returns the runs and effects taken so far: once Take returned nil, those of
-// the whole cut (Gate.Entries at BeginCut).
+// nextRun returns the next run to take: first the runs that changed since the cut
+// began (each step on them saves more until they are taken), then the others in
+// order; nil once every run is taken.
+func (c *Cut) nextRun() *Run {
+	for c.hot < len(c.touched) {
+		run := c.touched[c.hot]
+		c.hot++
+		if run.saved != nil {
+			return run
+		}
+	}
+	for c.next < c.runs {
+		run := c.g.order[c.next]
+		c.next++
+		if run.cutGen != c.gen {
+			return run
+		}
+	}
+	return nil
+}
+
+// Entries returns the runs and effects taken so far: once Take returned false, those
+// of the whole cut (Gate.Entries at BeginCut).
 func (c *Cut) Entries() int { return c.entries }
 
-// AppendHeader appends the snapshot's header, which AppendRuns of every run of the
+// AppendHeader appends the snapshot's header, which AppendTaken of every piece of the
 // cut completes into what Gate.UnmarshalBinary reads.
 func (c *Cut) AppendHeader(buf []byte) []byte { return appendSnapshotHeader(buf, c.runs) }
 
-// AppendRuns appends runs, taken from c, to a snapshot.
-func (c *Cut) AppendRuns(buf []byte, runs []*Run) []byte {
-	for _, run := range runs {
-		buf, c.keys = appendRun(buf, run, c.keys)
+// AppendTaken appends the runs of the piece Take copied last.
+func (c *Cut) AppendTaken(buf []byte) []byte {
+	for _, fr := range c.taken {
+		buf = appendRun(buf, fr)
 	}
 	return buf
 }
 
-// End ends the cut, taken in full or not: Step copies nothing more, and the gate can
+// End ends the cut, taken in full or not: Step saves nothing more, and the gate can
 // begin another.
 func (c *Cut) End() {
-	c.ended, c.frozen = true, nil
+	if c.ended {
+		return
+	}
+	for _, run := range c.touched {
+		run.saved = nil
+	}
+	c.ended, c.touched, c.taken, c.buf = true, nil, nil, nil
 	if c.g.cut == c {
 		c.g.cut = nil
 	}
-}
-
-// clone returns a copy of run that no later change of run reaches.
-func (run *Run) clone() *Run {
-	cp := *run
-	cp.effects, cp.pending, cp.open = maps.Clone(run.effects), maps.Clone(run.pending), maps.Clone(run.open)
-	return &cp
 }

@@ -9,14 +9,45 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// cutCommands is randomCommands over more runs, so that a cut sees runs made, changed
-// and left alone after it began.
-func cutCommands(rng *rand.Rand, n int) []core.Command {
-	cmds := randomCommands(rng, n)
-	for i := range cmds {
-		cmds[i].Run = core.RunID(fmt.Sprint("r", rng.IntN(8)))
+// nextCommand returns a random command that is likely to change g: over 8 runs and 6
+// keys, at the run's epoch, deciding its pending keys, so that every kind of change
+// (gated admits, approvals, rejections, releases, completions, cancels, fences and
+// timeouts) is frequent while a cut is taken.
+func nextCommand(g *core.Gate, rng *rand.Rand, now core.Time) core.Command {
+	run := core.RunID(fmt.Sprint("r", rng.IntN(8)))
+	c := core.Command{Run: run, Key: core.Key(fmt.Sprint("k", rng.IntN(6))), Now: now}
+	v, _, err := g.Status(run, "")
+	if err != nil || rng.IntN(20) == 0 {
+		c.Op = core.OpOpen
+		if rng.IntN(3) == 0 {
+			c.Deadline = now + core.Time(1+rng.IntN(200))
+		}
+		return c
 	}
-	return cmds
+	c.Epoch = v.Epoch
+	switch p := rng.IntN(100); {
+	case p < 40:
+		c.Op, c.Gated = core.OpAdmit, rng.IntN(3) == 0
+		if rng.IntN(10) == 0 {
+			c.Epoch = uint64(1 + rng.IntN(3))
+		}
+	case p < 62:
+		c.Op, c.Decision = core.OpDecide, core.Decision(1+rng.IntN(2))
+		if len(v.Pending) > 0 {
+			c.Key = v.Pending[rng.IntN(len(v.Pending))]
+		}
+	case p < 80:
+		c.Op, c.Outcome, c.Result = core.OpComplete, core.Outcome(1+rng.IntN(2)), fmt.Sprint(rng.IntN(2))
+	case p < 84:
+		c.Op = core.OpCancel
+	case p < 90:
+		c.Op = core.OpFence
+	case p < 94:
+		c.Op = core.OpTimeout
+	default:
+		c.Op = core.OpStatus
+	}
+	return c
 }
 
 // TestCutIsTheStateAtItsBeginning: whatever steps come between BeginCut, the Takes and
@@ -26,10 +57,13 @@ func TestCutIsTheStateAtItsBeginning(t *testing.T) {
 	for seed := uint64(1); seed <= 200; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		g := core.New(core.DefaultLimits())
-		cmds := cutCommands(rng, 400)
-		before := rng.IntN(300)
-		for _, c := range cmds[:before] {
-			g.Step(c)
+		now := core.Time(0)
+		step := func() {
+			now++
+			g.Step(nextCommand(g, rng, now))
+		}
+		for range rng.IntN(300) {
+			step()
 		}
 		want, err := g.MarshalBinary()
 		require.NoError(t, err)
@@ -42,20 +76,18 @@ func TestCutIsTheStateAtItsBeginning(t *testing.T) {
 
 		cut := g.BeginCut()
 		buf := cut.AppendHeader(nil)
-		rest := cmds[before:]
-		for {
-			for n := rng.IntN(4); n > 0 && len(rest) > 0; n-- {
-				g.Step(rest[0])
-				rest = rest[1:]
+		for takes := 0; ; takes++ {
+			require.LessOrEqual(t, takes, g.Len(), "seed %d: more pieces than runs", seed)
+			for range rng.IntN(30) {
+				step()
 			}
-			runs := cut.Take(rng.IntN(6))
-			if runs == nil {
+			if !cut.Take(rng.IntN(6)) {
 				break
 			}
-			buf = cut.AppendRuns(buf, runs)
+			buf = cut.AppendTaken(buf)
 		}
-		for _, c := range rest {
-			g.Step(c)
+		for range 100 {
+			step()
 		}
 		cut.End()
 
@@ -68,8 +100,8 @@ func TestCutIsTheStateAtItsBeginning(t *testing.T) {
 	}
 }
 
-// TestCutTakes: Take returns at least one run whatever its budget, about budget
-// entries, and nil once the cut is taken or ended.
+// TestCutTakes: Take copies at least one run whatever its budget, about budget
+// entries, and nothing once the cut is taken or ended.
 func TestCutTakes(t *testing.T) {
 	g := core.New(core.DefaultLimits())
 	for r := 0; r < 4; r++ {
@@ -82,22 +114,26 @@ func TestCutTakes(t *testing.T) {
 		}
 	}
 	cut := g.BeginCut()
-	require.Len(t, cut.Take(0), 1, "budget 0 still takes a run")
-	require.Len(t, cut.Take(4), 1, "a run of 1+3 entries fills a budget of 4")
-	require.Len(t, cut.Take(5), 2)
-	require.Nil(t, cut.Take(100), "every run is taken")
+	require.True(t, cut.Take(0))
+	require.Equal(t, 4, cut.Entries(), "budget 0 still takes a run (of 1+3 entries)")
+	require.True(t, cut.Take(4))
+	require.Equal(t, 8, cut.Entries(), "a run of 1+3 entries fills a budget of 4")
+	require.True(t, cut.Take(5))
+	require.Equal(t, 16, cut.Entries(), "a budget of 5 takes a second run")
+	require.False(t, cut.Take(100), "every run is taken")
 	require.Equal(t, 16, cut.Entries())
 	cut.End()
 
 	cut = g.BeginCut()
-	require.Len(t, cut.Take(1), 1)
+	require.True(t, cut.Take(1))
 	cut.End()
-	require.Nil(t, cut.Take(100), "an ended cut takes nothing")
+	require.False(t, cut.Take(100), "an ended cut takes nothing")
 	require.Equal(t, 4, cut.Entries())
 }
 
 // TestCutCopiesOnWrite: a run changed before Take reaches it is taken as it was; a run
-// taken already is not copied again; a run made during the cut is not in it.
+// taken already is not copied again; a run made during the cut is not in it; a piece
+// stays as it was taken while the gate changes, until the next Take.
 func TestCutCopiesOnWrite(t *testing.T) {
 	g := core.New(core.DefaultLimits())
 	for _, id := range []core.RunID{"a", "b"} {
@@ -105,28 +141,31 @@ func TestCutCopiesOnWrite(t *testing.T) {
 		require.NoError(t, err)
 	}
 	cut := g.BeginCut()
+	buf := cut.AppendHeader(nil)
 	_, err := admit(g, "b", "k1", 1, false, 0)
 	require.NoError(t, err)
 	_, err = admit(g, "b", "k2", 1, false, 0)
 	require.NoError(t, err)
-	taken := cut.Take(1)
-	require.Len(t, taken, 1)
-	require.Equal(t, core.RunID("a"), taken[0].ID)
+	require.True(t, cut.Take(1))
 	_, err = cancel(g, "a")
 	require.NoError(t, err)
+	_, err = admit(g, "a", "late", 2, false, 0)
+	require.NoError(t, err)
+	buf = cut.AppendTaken(buf)
 	_, err = open(g, "c", 0)
 	require.NoError(t, err)
-	taken = append(taken, cut.Take(100)...)
-	require.Len(t, taken, 2, "the run made during the cut is not in it")
-	require.Nil(t, cut.Take(100))
+	require.True(t, cut.Take(100))
+	buf = cut.AppendTaken(buf)
+	require.False(t, cut.Take(100), "the run made during the cut is not in it")
 	cut.End()
 
 	h := core.New(core.DefaultLimits())
-	require.NoError(t, h.UnmarshalBinary(cut.AppendRuns(cut.AppendHeader(nil), taken)))
+	require.NoError(t, h.UnmarshalBinary(buf))
 	require.Equal(t, []core.RunID{"a", "b"}, h.RunIDs())
 	a, _, err := h.Status("a", "")
 	require.NoError(t, err)
-	require.Equal(t, core.RunActive, a.Status, "a was taken before its cancel")
+	require.Equal(t, core.RunActive, a.Status, "a's cancel came after the cut began")
+	require.Empty(t, h.Effects("a"))
 	require.Empty(t, h.Effects("b"), "b's admits came after the cut began")
 	require.Len(t, g.Effects("b"), 2)
 }

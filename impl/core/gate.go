@@ -32,8 +32,9 @@ type Run struct {
 	pending map[Key]struct{} // keys whose approval is open
 	open    map[Key]struct{} // keys that are held or released (cleared by Cancel and Fence)
 
-	index  int    // its place in Gate.order
-	cutGen uint64 // the cut that has this run's state already (cut.go)
+	index  int       // its place in Gate.order
+	cutGen uint64    // the last cut that saved or took this run (cut.go)
+	saved  *savedRun // while a cut has not taken this run: its state when the cut began
 }
 
 func newRun(id RunID) *Run {
@@ -214,6 +215,7 @@ func (g *Gate) admit(run *Run, k Key, e uint64, gated bool) (AdmitResult, error)
 		return res, nil
 	}
 	// k is absent or released.
+	run.save(k)
 	if !exists && len(run.effects) >= g.limits.KeysPerRunMax {
 		return AdmitResult{}, ErrTooManyKeys
 	}
@@ -283,6 +285,7 @@ func (g *Gate) decide(r RunID, k Key, d Decision) (DecideResult, error) {
 		return DecideResult{}, ErrNotPending
 	}
 	if d == Approve {
+		run.save(k)
 		delete(run.pending, k)
 		eff := run.effects[k]
 		eff.Approved = true
@@ -291,18 +294,20 @@ func (g *Gate) decide(r RunID, k Key, d Decision) (DecideResult, error) {
 		for key := range run.open {
 			eff := run.effects[key]
 			if eff.Status == EffectHeld && !(eff.Gated && eff.Approved) && !(brokenP2 && !eff.Gated) {
+				run.save(key)
 				run.effects[key] = Effect{Status: EffectRejected}
 				delete(run.open, key)
 				res.Rejected = append(res.Rejected, key)
 			}
 		}
-		clear(run.pending)
+		clear(run.pending) // every pending key was open and held, and is saved above
 	}
 	if len(run.pending) == 0 {
 		for key := range run.open {
 			eff := run.effects[key]
 			if eff.Status == EffectHeld {
 				eff.Status = EffectReleased
+				run.save(key)
 				run.effects[key] = eff
 				res.Released = append(res.Released, key)
 			}
@@ -340,6 +345,7 @@ func (g *Gate) complete(r RunID, k Key, o Outcome, result string) (CompleteResul
 	switch eff.Status {
 	case EffectAdmitted:
 		eff.Status, eff.Outcome, eff.Result = EffectCompleted, o, result
+		run.save(k)
 		run.effects[k] = eff
 		return CompleteResult{}, nil
 	case EffectCompleted:
@@ -408,10 +414,11 @@ func (g *Gate) fence(r RunID) (RunView, error) {
 func (run *Run) nextEpoch() {
 	run.Epoch++
 	for k := range run.open {
+		run.save(k)
 		delete(run.effects, k)
 	}
 	clear(run.open)
-	clear(run.pending)
+	clear(run.pending) // pending keys are open: saved above
 }
 
 // timeout times out run r if it is active, as the shell asks once r's deadline has

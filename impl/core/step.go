@@ -71,7 +71,7 @@ type Reply struct {
 func (g *Gate) Step(c Command) Reply {
 	if g.cut != nil && c.Op != OpStatus {
 		if run := g.runs[c.Run]; run != nil {
-			g.cut.freeze(run)
+			g.cut.touch(run)
 		}
 	}
 	var rep Reply

@@ -17,8 +17,8 @@
 // later request is refused (ErrUnavailable) until a restart replays the log.
 //
 // Snapshots are encoded off the node's lock, from a core.Cut: begun under the lock at
-// the last record appended, copied a piece at a time under it, copy-on-write for the
-// runs that change meanwhile, and paced to a fifth of a CPU; encoding the state, which
-// takes time that grows with it, never stops an admit, and costs nothing between
-// snapshots.
+// the last record appended, copied a piece at a time under it (the changes made
+// meanwhile save what they change first), and paced to a fifth of a CPU; encoding
+// the state, which takes time that grows with it, never stops an admit, and costs
+// nothing between snapshots.
 package node

@@ -130,15 +130,15 @@ func (s *snapshotter) take() {
 			return
 		}
 		s.n.mu.Lock()
-		runs := cut.Take(cutBudget)
+		more := cut.Take(cutBudget)
 		s.n.mu.Unlock()
-		if runs == nil {
+		if !more {
 			break
 		}
 		if tookPiece != nil {
 			tookPiece()
 		}
-		state = cut.AppendRuns(state, runs)
+		state = cut.AppendTaken(state)
 		s.pace.pause()
 	}
 	encoded := time.Since(began)
