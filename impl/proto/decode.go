@@ -565,7 +565,7 @@ func (d *Decoder) readEnvelope(b []byte, req *Request) *DecodeError {
 	if env.at[topJSONRPC] < 0 {
 		return fault(ErrInvalidRequest, "jsonrpc", -1, "missing")
 	}
-	if m := d.top[env.at[topJSONRPC]]; !unescapedEqual(b[m.val.start:m.val.end], hasBackslash(b[m.val.start:m.val.end]), "2.0") {
+	if m := d.top[env.at[topJSONRPC]]; !isVersion2(b[m.val.start:m.val.end]) {
 		return fault(ErrInvalidRequest, "jsonrpc", m.val.start, `must be "2.0"`)
 	}
 	if de := d.readMethod(b, env.at[topMethod], req); de != nil {
@@ -578,6 +578,12 @@ func (d *Decoder) readEnvelope(b []byte, req *Request) *DecodeError {
 		return fault(ErrWrongType, "params", at, "must be an object")
 	}
 	return nil
+}
+
+// isVersion2 reports whether the value v is the string "2.0"; unescapedEqual wants a
+// string literal, and the array [2.0] has the same inside.
+func isVersion2(v []byte) bool {
+	return v[0] == '"' && unescapedEqual(v, hasBackslash(v), "2.0")
 }
 
 // readMethod reads the method, the member d.top[at], into req.Method.
