@@ -106,17 +106,13 @@ func (c *Cut) Take(budget int) bool {
 // began (each step on them saves more until they are taken), then the others in
 // order; nil once every run is taken.
 func (c *Cut) nextRun() *Run {
-	for c.hot < len(c.touched) {
-		run := c.touched[c.hot]
-		c.hot++
-		if run.saved != nil {
+	for ; c.hot < len(c.touched); c.hot++ {
+		if run := c.touched[c.hot]; run.saved != nil {
 			return run
 		}
 	}
-	for c.next < c.runs {
-		run := c.g.order[c.next]
-		c.next++
-		if run.cutGen != c.gen {
+	for ; c.next < c.runs; c.next++ {
+		if run := c.g.order[c.next]; run.cutGen != c.gen {
 			return run
 		}
 	}

@@ -71,6 +71,7 @@ func TestCutIsTheStateAtItsBeginning(t *testing.T) {
 			// A gate restored from a snapshot cuts like the one that wrote it.
 			g = core.New(core.DefaultLimits())
 			require.NoError(t, g.UnmarshalBinary(want))
+			require.NoError(t, g.CheckInvariants(), "seed %d: restored", seed)
 		}
 		entries := g.Entries()
 
@@ -93,6 +94,7 @@ func TestCutIsTheStateAtItsBeginning(t *testing.T) {
 
 		h := core.New(core.DefaultLimits())
 		require.NoError(t, h.UnmarshalBinary(buf), "seed %d", seed)
+		require.NoError(t, h.CheckInvariants(), "seed %d: restored from the cut", seed)
 		got, err := h.MarshalBinary()
 		require.NoError(t, err)
 		require.Equal(t, want, got, "seed %d: the cut is not the state at BeginCut", seed)

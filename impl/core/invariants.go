@@ -21,9 +21,26 @@ func (g *Gate) CheckInvariants() error {
 	if len(g.runs) > g.limits.RunsMax {
 		return invariantf("%d runs, limit %d", len(g.runs), g.limits.RunsMax)
 	}
+	if err := g.checkOrder(); err != nil {
+		return err
+	}
 	for _, id := range g.RunIDs() {
 		if err := g.checkRunInvariants(g.runs[id]); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkOrder: g.order holds every run once, each at its index, which is what a cut
+// takes and what tells it a run made after it began.
+func (g *Gate) checkOrder() error {
+	if len(g.order) != len(g.runs) {
+		return invariantf("%d runs in order, %d known", len(g.order), len(g.runs))
+	}
+	for i, run := range g.order {
+		if run.index != i || g.runs[run.ID] != run {
+			return invariantf("run %q at %d of the order has index %d", run.ID, i, run.index)
 		}
 	}
 	return nil

@@ -30,7 +30,7 @@ func gateWith(l Limits, s RunStatus, e uint64, effects map[Key]Effect, pending .
 	for _, k := range pending {
 		run.pending[k] = struct{}{}
 	}
-	g.runs["r"] = run
+	g.addRun(run)
 	return g
 }
 
@@ -86,8 +86,26 @@ func TestInvariantsCatchBrokenRuns(t *testing.T) {
 			t.Errorf("%s: CheckInvariants = %v, want ErrInvariant", name, err)
 		}
 	}
+	// The order must hold every run once, at its index.
+	g := gateWith(d, RunActive, 1, nil)
+	g.order[0].index = 1
+	if err := g.CheckInvariants(); !errors.Is(err, ErrInvariant) {
+		t.Errorf("a run at the wrong index: %v", err)
+	}
+	g = gateWith(d, RunActive, 1, nil)
+	g.order = append(g.order, newRun("r"))
+	if err := g.CheckInvariants(); !errors.Is(err, ErrInvariant) {
+		t.Errorf("a run in the order twice: %v", err)
+	}
+	g = gateWith(d, RunActive, 1, nil)
+	g.order = append(g.order, newRun("r2"))
+	g.order[1].index = 1
+	g.runs["r2"] = newRun("r2")
+	if err := g.CheckInvariants(); !errors.Is(err, ErrInvariant) {
+		t.Errorf("a run in the order that is not the known one: %v", err)
+	}
 	// The index of open effects must match the effects, both ways.
-	g := gateWith(d, RunActive, 1, map[Key]Effect{"g": heldGated}, "g")
+	g = gateWith(d, RunActive, 1, map[Key]Effect{"g": heldGated}, "g")
 	delete(g.runs["r"].open, "g")
 	if err := g.CheckInvariants(); !errors.Is(err, ErrInvariant) {
 		t.Errorf("a held effect missing from the open index: %v", err)
