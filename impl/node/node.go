@@ -27,7 +27,7 @@ type Log interface {
 // of the state they built (*wal.Log); a node takes snapshots only on one.
 type Compactor interface {
 	Log
-	Snapshot(upto wal.LSN, state []byte) error
+	BeginSnapshot(upto wal.LSN) (wal.SnapshotWriter, error)
 }
 
 // Limits of the node itself (the core has its own, in core.Limits).

@@ -22,6 +22,10 @@ const (
 // for the tests, which make it small to interleave admits with a cut.
 var cutBudget = 4096
 
+// snapshotChunk is about how many bytes of a snapshot the snapshotter hands to the
+// log at a time.
+const snapshotChunk = 1 << 20
+
 // tookPiece, if set, is called after each piece of a cut is copied, off the lock: the
 // tests apply commands there, between two pieces.
 var tookPiece func()
@@ -43,7 +47,6 @@ type snapshotter struct {
 	pace     pacer
 	lastSnap wal.LSN // the last snapshot's position (0: none)
 	entries  int     // runs and effects in the last snapshot this process took
-	bytes    int     // its size, to size the next one's buffer
 }
 
 func startSnapshotter(n *Node, log Compactor) *snapshotter {
@@ -106,8 +109,9 @@ func snapshotDue(recordsSince, every uint64, entries int) bool {
 }
 
 // take writes a snapshot of the state after the last record appended; the log then
-// deletes the segments it covers. It gives up, writing nothing, if the node fails or
-// closes meanwhile.
+// deletes the segments it covers. The state goes to the log in chunks of about
+// snapshotChunk bytes, so that no buffer grows with it. It gives up, writing
+// nothing, if the node fails or closes meanwhile.
 func (s *snapshotter) take() {
 	began := time.Now()
 	s.n.mu.Lock()
@@ -122,39 +126,58 @@ func (s *snapshotter) take() {
 		cut.End()
 		s.n.mu.Unlock()
 	}()
+	w, err := s.log.BeginSnapshot(upto)
+	if err != nil {
+		s.failed(upto, err)
+		return
+	}
+	defer w.Abort() // after Commit or a failed Write, nothing
 
-	state := cut.AppendHeader(make([]byte, 0, s.bytes+s.bytes/8))
+	buf := cut.AppendHeader(make([]byte, 0, snapshotChunk+snapshotChunk/4))
+	written := 0
 	s.pace.start()
-	for {
+	for more := true; more; {
 		if s.stopping() {
 			return
 		}
 		s.n.mu.Lock()
-		more := cut.Take(cutBudget)
+		more = cut.Take(cutBudget)
 		s.n.mu.Unlock()
-		if !more {
-			break
+		if more {
+			if tookPiece != nil {
+				tookPiece()
+			}
+			buf = cut.AppendTaken(buf)
 		}
-		if tookPiece != nil {
-			tookPiece()
+		if len(buf) >= snapshotChunk || !more && len(buf) > 0 {
+			if _, err := w.Write(buf); err != nil {
+				s.failed(upto, err)
+				return
+			}
+			written, buf = written+len(buf), buf[:0]
 		}
-		state = cut.AppendTaken(state)
 		s.pace.pause()
 	}
 	encoded := time.Since(began)
-	if err := s.log.Snapshot(upto, state); err != nil {
-		if !errors.Is(err, wal.ErrFailed) && !errors.Is(err, wal.ErrClosed) {
-			s.n.log.Error("snapshot", "lsn", upto, "err", err)
-		}
+	if err := w.Commit(); err != nil {
+		s.failed(upto, err)
 		return
 	}
-	s.lastSnap, s.entries, s.bytes = upto, cut.Entries(), len(state)
-	attrs := []any{"lsn", upto, "bytes", len(state), "entries", s.entries,
+	s.lastSnap, s.entries = upto, cut.Entries()
+	attrs := []any{"lsn", upto, "bytes", written, "entries", s.entries,
 		"encode", encoded.Round(time.Microsecond), "took", time.Since(began).Round(time.Microsecond)}
 	if st, ok := s.log.(interface{ Stats() wal.Stats }); ok {
 		attrs = append(attrs, "segments", st.Stats().Segments)
 	}
 	s.n.log.Info("snapshot", attrs...)
+}
+
+// failed logs a snapshot's failure, unless the log failed or closed: the node
+// reports those itself.
+func (s *snapshotter) failed(upto wal.LSN, err error) {
+	if !errors.Is(err, wal.ErrFailed) && !errors.Is(err, wal.ErrClosed) {
+		s.n.log.Error("snapshot", "lsn", upto, "err", err)
+	}
 }
 
 // pacer keeps the snapshotter's share of the CPU: between start and the end of the

@@ -215,16 +215,66 @@ func decodeSegmentHeader(b []byte) (segmentHeader, error) {
 	}, nil
 }
 
-// encodeSnapshot lays out a snapshot file: header then state.
-func encodeSnapshot(upto LSN, state []byte) []byte {
-	b := make([]byte, snapshotHeaderBytes+len(state))
-	copy(b[0:8], snapshotMagic[:])
-	binary.LittleEndian.PutUint32(b[8:12], formatVersion)
-	binary.LittleEndian.PutUint64(b[16:24], uint64(upto))
-	binary.LittleEndian.PutUint64(b[24:32], uint64(len(state)))
-	copy(b[snapshotHeaderBytes:], state)
-	binary.LittleEndian.PutUint32(b[12:16], headerCRC(b))
-	return b
+// snapshotHeader is the header of a snapshot file whose state is n bytes with the
+// checksum stateCRC; the file's checksum covers the header and the state.
+func snapshotHeader(upto LSN, n int64, stateCRC uint32) []byte {
+	h := make([]byte, snapshotHeaderBytes)
+	copy(h[0:8], snapshotMagic[:])
+	binary.LittleEndian.PutUint32(h[8:12], formatVersion)
+	binary.LittleEndian.PutUint64(h[16:24], uint64(upto))
+	binary.LittleEndian.PutUint64(h[24:32], uint64(n))
+	binary.LittleEndian.PutUint32(h[12:16], crc32Combine(headerCRC(h), stateCRC, n))
+	return h
+}
+
+// crc32Combine returns the Castagnoli checksum of a‖b from those of a and of b and
+// b's length: a snapshot is checksummed header first, but its state is written, and
+// checksummed, before its length is known. It multiplies crcA by x^(8·lenB) modulo
+// the polynomial, by repeated squaring of the one-zero-bit operator in GF(2).
+func crc32Combine(crcA, crcB uint32, lenB int64) uint32 {
+	if lenB <= 0 {
+		return crcA
+	}
+	var odd, even [32]uint32
+	odd[0] = crc32.Castagnoli // the reflected polynomial: one zero bit
+	for i, row := 1, uint32(1); i < 32; i, row = i+1, row<<1 {
+		odd[i] = row
+	}
+	gf2Square(&even, &odd) // two zero bits
+	gf2Square(&odd, &even) // four
+	for {
+		gf2Square(&even, &odd) // one zero byte, then 4, 16, ... at each turn
+		if lenB&1 != 0 {
+			crcA = gf2Times(&even, crcA)
+		}
+		if lenB >>= 1; lenB == 0 {
+			break
+		}
+		gf2Square(&odd, &even)
+		if lenB&1 != 0 {
+			crcA = gf2Times(&odd, crcA)
+		}
+		if lenB >>= 1; lenB == 0 {
+			break
+		}
+	}
+	return crcA ^ crcB
+}
+
+func gf2Times(m *[32]uint32, v uint32) uint32 {
+	var sum uint32
+	for i := 0; v != 0; i, v = i+1, v>>1 {
+		if v&1 != 0 {
+			sum ^= m[i]
+		}
+	}
+	return sum
+}
+
+func gf2Square(square, m *[32]uint32) {
+	for i := range m {
+		square[i] = gf2Times(m, m[i])
+	}
 }
 
 // decodeSnapshot checks a snapshot file and returns its LSN and state.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"hash/crc32"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -509,4 +510,10 @@ func (f shortWriteFile) WriteAt(p []byte, off int64) (int, error) {
 		return f.File.WriteAt(p[:len(p)-1], off)
 	}
 	return f.File.WriteAt(p, off)
+}
+
+// encodeSnapshot lays out a whole snapshot file, header then state: what a
+// SnapshotWriter writes in pieces.
+func encodeSnapshot(upto LSN, state []byte) []byte {
+	return append(snapshotHeader(upto, int64(len(state)), crc32.Checksum(state, castagnoli)), state...)
 }

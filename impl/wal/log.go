@@ -112,6 +112,7 @@ type Log struct {
 	done      chan struct{}
 	snapMu    sync.Mutex // serialises Snapshot calls
 	snapPath  string
+	snapBytes int64     // the size of the file at snapPath
 	lock      io.Closer // the directory's lock, released by Close
 }
 
@@ -165,7 +166,8 @@ func open(fsys walfs.FS, dir string, segBytes int64, lock io.Closer) (*Log, erro
 		nextCh: make(chan struct{}),
 		last:   rec.lastLSN, durable: rec.lastLSN,
 		segments: rec.segments, snapLSN: rec.snapLSN, snapState: rec.state, snapPath: rec.snapPath,
-		done: make(chan struct{}), lock: lock, pendingMax: PendingBytesMax,
+		snapBytes: int64(snapshotHeaderBytes + len(rec.state)),
+		done:      make(chan struct{}), lock: lock, pendingMax: PendingBytesMax,
 	}
 	l.work = sync.NewCond(&l.mu)
 	l.space = sync.NewCond(&l.mu)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 
 	"github.com/soundgate/soundgate/impl/wal/walfs"
@@ -12,44 +13,205 @@ import (
 // Snapshot records state as the result of applying every record up to and including
 // upto, and then compacts: it removes the segments whose records all lie at or below
 // upto and the previous snapshot, so that a long-running gate keeps its disk bounded.
-// It first waits until upto is durable, then writes the snapshot atomically (a
-// temporary file, fdatasync, rename, directory fsync). upto must have been appended
-// and be after the current snapshot, or Snapshot returns ErrBadSnapshot and writes
-// nothing; once Close has begun it returns ErrClosed. A write or sync failure fails
-// the log (ErrFailed). Calls are serialised; Append and WaitDurable proceed meanwhile.
+// It is BeginSnapshot, one Write of state and Commit; see them for the rules.
 func (l *Log) Snapshot(upto LSN, state []byte) error {
-	l.snapMu.Lock()
-	defer l.snapMu.Unlock()
-	l.mu.Lock()
-	last, cur, err, closing := l.last, l.snapLSN, l.err, l.closing
-	l.mu.Unlock()
+	w, err := l.BeginSnapshot(upto)
 	if err != nil {
 		return err
 	}
-	if closing {
+	if _, err := w.Write(state); err != nil {
+		return err
+	}
+	return w.Commit()
+}
+
+// SnapshotWriter receives a snapshot's state in pieces, so that a large state is
+// never held in one buffer: Write each piece in order, then Commit (or Abort).
+type SnapshotWriter interface {
+	// Write appends p to the state. A failure fails the log (ErrFailed) and ends
+	// the snapshot; once Close has begun it returns ErrClosed and ends it.
+	Write(p []byte) (int, error)
+	// Commit makes the snapshot durable and atomic (its header, fdatasync, rename,
+	// directory fsync), then removes what it covers. A failure fails the log.
+	Commit() error
+	// Abort ends the snapshot without writing it; after Commit or a failed Write it
+	// does nothing.
+	Abort()
+}
+
+// BeginSnapshot starts a snapshot of the state after every record up to and
+// including upto. It first waits until upto is durable. upto must have been
+// appended and be after the current snapshot, or it returns ErrBadSnapshot and
+// writes nothing; once Close has begun it returns ErrClosed. Snapshots are
+// serialised and Close waits for the one in progress, which must therefore end
+// (Commit or Abort); Append and WaitDurable proceed meanwhile.
+func (l *Log) BeginSnapshot(upto LSN) (SnapshotWriter, error) {
+	l.snapMu.Lock()
+	if err := l.snapshotAllowed(upto); err != nil {
+		l.snapMu.Unlock()
+		return nil, err
+	}
+	if err := l.WaitDurable(context.Background(), upto); err != nil {
+		l.snapMu.Unlock()
+		return nil, err
+	}
+	w := &snapshotWriter{l: l, upto: upto, final: walfs.Join(l.dir, snapshotName(upto))}
+	w.tmp = w.final + tmpSuffix
+	f, err := l.fs.Create(w.tmp)
+	if err == nil {
+		w.f = f
+		// The header's place; Commit writes it once the length and checksum are known.
+		err = w.write(make([]byte, snapshotHeaderBytes), "write snapshot")
+	} else {
+		err = &FailedError{Op: "create snapshot", Path: w.tmp, Err: err}
+	}
+	if err != nil {
+		return nil, w.failed(err)
+	}
+	return w, nil
+}
+
+func (l *Log) snapshotAllowed(upto LSN) error {
+	l.mu.Lock()
+	last, cur, err, closing := l.last, l.snapLSN, l.err, l.closing
+	l.mu.Unlock()
+	switch {
+	case err != nil:
+		return err
+	case closing:
 		// Close releases the directory's lock: another Log may own the directory
 		// by now, and a snapshot would write into it and remove its segments.
 		return ErrClosed
-	}
-	if upto == 0 || upto > last || upto <= cur {
+	case upto == 0 || upto > last || upto <= cur:
 		return fmt.Errorf("%w: %d (last appended %d, current snapshot %d)", ErrBadSnapshot, upto, last, cur)
 	}
-	if err := l.WaitDurable(context.Background(), upto); err != nil {
-		return err
+	return nil
+}
+
+// snapshotSyncBytes is how much of a snapshot Write lets the page cache hold before
+// it waits for the disk: a record's fdatasync shares the device, and waits at most
+// for that much of a snapshot to be written ahead of it, not for all of it.
+const snapshotSyncBytes = 1 << 20
+
+// snapshotWriter writes the temporary file of one snapshot; it holds l.snapMu from
+// BeginSnapshot until it ends.
+type snapshotWriter struct {
+	l          *Log
+	upto       LSN
+	tmp, final string
+	f          walfs.File
+	crc        uint32 // the state's checksum so far (Castagnoli)
+	n          int64  // the state's bytes so far
+	synced     int64  // of which fdatasync has returned
+	ended      bool
+}
+
+func (w *snapshotWriter) Write(p []byte) (int, error) {
+	if w.ended {
+		return 0, ErrClosed
 	}
-	final := walfs.Join(l.dir, snapshotName(upto))
-	tmp := final + tmpSuffix
-	if err := l.writeSnapshot(tmp, final, encodeSnapshot(upto, state)); err != nil {
-		l.mu.Lock()
-		l.fail(err)
-		err = l.err
-		l.mu.Unlock()
-		return err
+	w.l.mu.Lock()
+	closing := w.l.closing
+	w.l.mu.Unlock()
+	if closing {
+		w.Abort()
+		return 0, ErrClosed
 	}
-	// The new snapshot is durable: drop what it covers.
+	if err := w.write(p, "write snapshot"); err != nil {
+		return 0, w.failed(err)
+	}
+	w.crc = crc32.Update(w.crc, castagnoli, p)
+	w.n += int64(len(p))
+	if w.n-w.synced >= snapshotSyncBytes {
+		if err := w.f.Sync(); err != nil {
+			return 0, w.failed(&FailedError{Op: "fdatasync", Path: w.tmp, Err: err})
+		}
+		w.synced = w.n
+	}
+	return len(p), nil
+}
+
+// write appends p to the file, as a FailedError named op.
+func (w *snapshotWriter) write(p []byte, op string) error {
+	n, err := w.f.Write(p)
+	if err == nil && n != len(p) {
+		err = fmt.Errorf("short write: %d of %d bytes", n, len(p))
+	}
+	if err != nil {
+		return &FailedError{Op: op, Path: w.tmp, Err: err}
+	}
+	return nil
+}
+
+func (w *snapshotWriter) Commit() error {
+	if w.ended {
+		return ErrClosed
+	}
+	if err := w.writeFile(); err != nil {
+		return w.failed(err)
+	}
+	w.ended = true
+	defer w.l.snapMu.Unlock()
+	return w.l.compact(w.upto, w.final, snapshotHeaderBytes+w.n)
+}
+
+// writeFile completes the temporary file with its header and puts it in place.
+func (w *snapshotWriter) writeFile() error {
+	h := snapshotHeader(w.upto, w.n, w.crc)
+	if n, err := w.f.WriteAt(h, 0); err != nil || n != len(h) {
+		if err == nil {
+			err = fmt.Errorf("short write: %d of %d bytes", n, len(h))
+		}
+		return &FailedError{Op: "write snapshot", Path: w.tmp, Err: err}
+	}
+	if err := w.f.Sync(); err != nil {
+		return &FailedError{Op: "fdatasync", Path: w.tmp, Err: err}
+	}
+	f := w.f
+	w.f = nil
+	if err := f.Close(); err != nil {
+		return &FailedError{Op: "close", Path: w.tmp, Err: err}
+	}
+	if err := w.l.fs.Rename(w.tmp, w.final); err != nil {
+		return &FailedError{Op: "rename", Path: w.final, Err: err}
+	}
+	if err := w.l.fs.SyncDir(w.l.dir); err != nil {
+		return &FailedError{Op: "sync dir", Path: w.l.dir, Err: err}
+	}
+	return nil
+}
+
+func (w *snapshotWriter) Abort() {
+	if w.ended {
+		return
+	}
+	w.end()
+	// A temporary file left behind is removed at the next Open.
+	_ = w.l.fs.Remove(w.tmp)
+}
+
+// failed ends the snapshot on err, which fails the log, and returns the log's error.
+func (w *snapshotWriter) failed(err error) error {
+	w.end()
+	return w.l.failWith(err)
+}
+
+func (w *snapshotWriter) end() {
+	w.ended = true
+	if w.f != nil {
+		w.f.Close()
+		w.f = nil
+	}
+	w.l.snapMu.Unlock()
+}
+
+// compact makes the snapshot at upto, durable in final (size bytes), the current one
+// and removes what it covers: the segments whose records all lie at or below upto
+// and the previous snapshot.
+func (l *Log) compact(upto LSN, final string, size int64) error {
 	l.mu.Lock()
-	prev := l.snapPath
-	l.snapLSN, l.snapPath, l.stats.SnapshotLSN = upto, final, upto
+	prev, prevBytes := l.snapPath, l.snapBytes
+	l.snapLSN, l.snapPath, l.snapBytes, l.stats.SnapshotLSN = upto, final, size, upto
 	var drop []string
 	for len(l.segments) > 1 && l.segments[1].firstLSN <= upto+1 {
 		drop = append(drop, l.segments[0].path)
@@ -57,6 +219,7 @@ func (l *Log) Snapshot(upto LSN, state []byte) error {
 	}
 	l.mu.Unlock()
 	if prev != "" {
+		l.shrink(prev, prevBytes)
 		drop = append(drop, prev)
 	}
 	if len(drop) == 0 {
@@ -73,38 +236,33 @@ func (l *Log) Snapshot(upto LSN, state []byte) error {
 	return nil
 }
 
+// shrinkStep is how much of a superseded snapshot shrink frees at a time.
+const shrinkStep = 8 << 20
+
+// shrink truncates the superseded snapshot at path, of size bytes, a step at a time
+// before it is removed: the file system frees a large file's blocks in one
+// transaction, which a record's fdatasync would otherwise wait for. The file is no
+// part of the log any more (Open removes an older snapshot, whole or not), so a
+// failure here only leaves the work to Remove.
+func (l *Log) shrink(path string, size int64) {
+	if size <= shrinkStep {
+		return
+	}
+	f, err := l.fs.OpenAppend(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	for size -= shrinkStep; size > 0; size -= shrinkStep {
+		if f.Truncate(size) != nil {
+			return
+		}
+	}
+}
+
 func (l *Log) failWith(err error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.fail(err)
 	return l.err
-}
-
-func (l *Log) writeSnapshot(tmp, final string, b []byte) error {
-	f, err := l.fs.Create(tmp)
-	if err != nil {
-		return &FailedError{Op: "create snapshot", Path: tmp, Err: err}
-	}
-	n, err := f.Write(b)
-	if err == nil && n != len(b) {
-		err = fmt.Errorf("short write: %d of %d bytes", n, len(b))
-	}
-	if err != nil {
-		f.Close()
-		return &FailedError{Op: "write snapshot", Path: tmp, Err: err}
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return &FailedError{Op: "fdatasync", Path: tmp, Err: err}
-	}
-	if err := f.Close(); err != nil {
-		return &FailedError{Op: "close", Path: tmp, Err: err}
-	}
-	if err := l.fs.Rename(tmp, final); err != nil {
-		return &FailedError{Op: "rename", Path: final, Err: err}
-	}
-	if err := l.fs.SyncDir(l.dir); err != nil {
-		return &FailedError{Op: "sync dir", Path: l.dir, Err: err}
-	}
-	return nil
 }

@@ -5,9 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/soundgate/soundgate/impl/wal/walfs"
 )
@@ -260,4 +264,231 @@ func diskUsage(t *testing.T, fsys *walfs.FaultFS) (bytes int64, segments int) {
 		}
 	}
 	return bytes, segments
+}
+
+// TestCRC32Combine: the checksum of a‖b from those of a and b is the checksum of the
+// concatenation, for lengths of b across the bits the combination squares through.
+func TestCRC32Combine(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 31, 64, 255, 1000, 4097, 65536 + 3, 1 << 20} {
+		a, b := make([]byte, rng.IntN(100)), make([]byte, n)
+		for i := range a {
+			a[i] = byte(rng.Uint32())
+		}
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		want := crc32.Checksum(append(append([]byte(nil), a...), b...), castagnoli)
+		if got := crc32Combine(crc32.Checksum(a, castagnoli), crc32.Checksum(b, castagnoli), int64(n)); got != want {
+			t.Errorf("len(b) %d: combine %08x, checksum of a‖b %08x", n, got, want)
+		}
+	}
+}
+
+// TestSnapshotInPieces: a snapshot written in pieces is the file Snapshot writes of
+// their concatenation, and it is what Replay restores; an aborted one leaves no file
+// and the log goes on; Close waits for a snapshot in progress, and a write after
+// Close began ends the snapshot with ErrClosed and leaves no file.
+func TestSnapshotInPieces(t *testing.T) {
+	for _, b := range bothFS {
+		t.Run(b.name, func(t *testing.T) {
+			fsys, dir := b.fs(t)
+			l, err := Open(dir, Options{FS: fsys, SegmentBytes: 1024})
+			if err != nil {
+				t.Fatal(err)
+			}
+			replayAll(t, l)
+			fill(t, l, 20, 104)
+
+			aborted, err := l.BeginSnapshot(5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := aborted.Write([]byte("never")); err != nil {
+				t.Fatal(err)
+			}
+			aborted.Abort()
+			aborted.Abort() // a second Abort does nothing
+			if names := listDir(t, fsys, dir); strings.Contains(names, tmpSuffix) || strings.Contains(names, snapshotName(5)) {
+				t.Fatalf("an aborted snapshot left %s", names)
+			}
+
+			pieces := [][]byte{[]byte("first "), nil, bytes.Repeat([]byte("middle "), 1000), []byte("last")}
+			w, err := l.BeginSnapshot(12)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range pieces {
+				if n, err := w.Write(p); err != nil || n != len(p) {
+					t.Fatalf("Write = %d, %v", n, err)
+				}
+			}
+			if err := w.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			state := bytes.Join(pieces, nil)
+			got, err := fsys.ReadFile(walfs.Join(dir, snapshotName(12)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := encodeSnapshot(12, state); !bytes.Equal(got, want) {
+				t.Fatalf("the file written in pieces differs from the one written whole (%d and %d bytes)", len(got), len(want))
+			}
+			if _, err := w.Write([]byte("x")); !errors.Is(err, ErrClosed) {
+				t.Fatalf("Write after Commit = %v, want ErrClosed", err)
+			}
+			appendWait(t, l, payload(21, 104))
+
+			// Close waits for the snapshot in progress; its next Write sees closing.
+			late, err := l.BeginSnapshot(21)
+			if err != nil {
+				t.Fatal(err)
+			}
+			closed := make(chan error)
+			go func() { closed <- l.Close() }()
+			waitClosing(t, l)
+			if _, err := late.Write([]byte("late")); !errors.Is(err, ErrClosed) {
+				t.Fatalf("Write once Close began = %v, want ErrClosed", err)
+			}
+			if err := <-closed; err != nil {
+				t.Fatal(err)
+			}
+			if names := listDir(t, fsys, dir); strings.Contains(names, tmpSuffix) {
+				t.Fatalf("a snapshot ended by Close left %s", names)
+			}
+
+			l, err = Open(dir, Options{FS: fsys, SegmentBytes: 1024})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			r := replayAll(t, l)
+			if r.snapLSN != 12 || !bytes.Equal(r.state, state) {
+				t.Fatalf("replayed the snapshot at %d (%d bytes), want 12 (%d bytes)", r.snapLSN, len(r.state), len(state))
+			}
+			if len(r.lsns) != 9 || r.lsns[0] != 13 {
+				t.Fatalf("replayed records %v, want 13..21", r.lsns)
+			}
+		})
+	}
+}
+
+func listDir(t *testing.T, fsys walfs.FS, dir string) string {
+	t.Helper()
+	n, err := fsys.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(n, " ")
+}
+
+// waitClosing waits until Close has begun on l.
+func waitClosing(t *testing.T, l *Log) {
+	t.Helper()
+	for range 5000 {
+		l.mu.Lock()
+		closing := l.closing
+		l.mu.Unlock()
+		if closing {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("Close did not begin")
+}
+
+// opCounter counts the Syncs and Truncates of the files of a wrapFS by kind: the
+// snapshot being written (".tmp") and snapshots in place (".snap").
+type opCounter struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+type countedFile struct {
+	walfs.File
+	c    *opCounter
+	kind string
+}
+
+func (c *opCounter) wrap(path string, f walfs.File) walfs.File {
+	kind := "segment"
+	switch {
+	case strings.HasSuffix(path, tmpSuffix):
+		kind = "tmp"
+	case strings.HasSuffix(path, snapshotSuffix):
+		kind = "snap"
+	}
+	return &countedFile{File: f, c: c, kind: kind}
+}
+
+func (c *opCounter) add(op string) {
+	c.mu.Lock()
+	c.counts[op]++
+	c.mu.Unlock()
+}
+
+func (c *opCounter) get(op string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.counts[op]
+}
+
+func (f *countedFile) Sync() error { f.c.add("sync " + f.kind); return f.File.Sync() }
+
+func (f *countedFile) Truncate(size int64) error {
+	f.c.add("truncate " + f.kind)
+	return f.File.Truncate(size)
+}
+
+// TestSnapshotWritesBack: a snapshot Write waits for the disk once a
+// snapshotSyncBytes of it is unsynced, so that a record's fdatasync never waits for
+// more than that much of a snapshot; and a superseded snapshot larger than
+// shrinkStep is truncated a step at a time before it is removed. A truncation that
+// fails leaves the work to Remove and fails nothing.
+func TestSnapshotWritesBack(t *testing.T) {
+	c := &opCounter{counts: map[string]int{}}
+	fsys := &wrapFS{FaultFS: walfs.NewFaultFS(), wrap: c.wrap}
+	l := openEmpty(t, fsys, 1024)
+	fill(t, l, 3, 104)
+
+	piece := make([]byte, snapshotSyncBytes/2)
+	w, err := l.BeginSnapshot(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 { // 2.5 syncs' worth
+		if _, err := w.Write(piece); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := c.get("sync tmp"), (i+1)/2; got != want {
+			t.Fatalf("after %d half-sync pieces: %d syncs, want %d", i+1, got, want)
+		}
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.get("sync tmp"); got != 3 {
+		t.Fatalf("%d syncs of the snapshot, want 2 while writing and 1 at Commit", got)
+	}
+
+	big := make([]byte, 2*shrinkStep+1) // with its header: 3 steps
+	if err := l.Snapshot(2, big); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.get("truncate snap"); got != 0 {
+		t.Fatalf("a superseded snapshot of %d bytes was truncated %d times, want 0", len(piece)*5, got)
+	}
+	fsys.Inject(walfs.Fault{Op: walfs.OpTruncate, Path: snapshotName(2), Err: syscall.EIO, Skip: 1})
+	if err := l.Snapshot(3, []byte("small")); err != nil {
+		t.Fatalf("a failed truncation of the superseded snapshot failed the snapshot: %v", err)
+	}
+	if got := c.get("truncate snap"); got != 2 {
+		t.Fatalf("the superseded snapshot of %d bytes was truncated %d times, want 2 (the second failing)", len(big)+snapshotHeaderBytes, got)
+	}
+	if names := listDir(t, fsys, testDir); strings.Contains(names, snapshotName(2)) || strings.Contains(names, snapshotName(1)) {
+		t.Fatalf("superseded snapshots left: %s", names)
+	}
+	if err := l.Err(); err != nil {
+		t.Fatal(err)
+	}
 }
