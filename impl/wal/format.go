@@ -223,7 +223,7 @@ func snapshotHeader(upto LSN, n int64, stateCRC uint32) []byte {
 	binary.LittleEndian.PutUint32(h[8:12], formatVersion)
 	binary.LittleEndian.PutUint64(h[16:24], uint64(upto))
 	binary.LittleEndian.PutUint64(h[24:32], uint64(n))
-	binary.LittleEndian.PutUint32(h[12:16], crc32Combine(headerCRC(h), stateCRC, n))
+	binary.LittleEndian.PutUint32(h[12:16], crc32Combine(headerCRC(h), stateCRC, uint64(n)))
 	return h
 }
 
@@ -231,10 +231,7 @@ func snapshotHeader(upto LSN, n int64, stateCRC uint32) []byte {
 // b's length: a snapshot is checksummed header first, but its state is written, and
 // checksummed, before its length is known. It multiplies crcA by x^(8·lenB) modulo
 // the polynomial, by repeated squaring of the one-zero-bit operator in GF(2).
-func crc32Combine(crcA, crcB uint32, lenB int64) uint32 {
-	if lenB <= 0 {
-		return crcA
-	}
+func crc32Combine(crcA, crcB uint32, lenB uint64) uint32 {
 	var odd, even [32]uint32
 	odd[0] = crc32.Castagnoli // the reflected polynomial: one zero bit
 	for i, row := 1, uint32(1); i < 32; i, row = i+1, row<<1 {
@@ -242,29 +239,25 @@ func crc32Combine(crcA, crcB uint32, lenB int64) uint32 {
 	}
 	gf2Square(&even, &odd) // two zero bits
 	gf2Square(&odd, &even) // four
-	for {
+	for lenB != 0 {
 		gf2Square(&even, &odd) // one zero byte, then 4, 16, ... at each turn
 		if lenB&1 != 0 {
 			crcA = gf2Times(&even, crcA)
 		}
-		if lenB >>= 1; lenB == 0 {
-			break
-		}
+		lenB >>= 1
 		gf2Square(&odd, &even)
 		if lenB&1 != 0 {
 			crcA = gf2Times(&odd, crcA)
 		}
-		if lenB >>= 1; lenB == 0 {
-			break
-		}
+		lenB >>= 1
 	}
 	return crcA ^ crcB
 }
 
 func gf2Times(m *[32]uint32, v uint32) uint32 {
 	var sum uint32
-	for i := 0; v != 0; i, v = i+1, v>>1 {
-		if v&1 != 0 {
+	for i := range m {
+		if v>>i&1 != 0 {
 			sum ^= m[i]
 		}
 	}

@@ -47,26 +47,33 @@ type SnapshotWriter interface {
 // (Commit or Abort); Append and WaitDurable proceed meanwhile.
 func (l *Log) BeginSnapshot(upto LSN) (SnapshotWriter, error) {
 	l.snapMu.Lock()
-	if err := l.snapshotAllowed(upto); err != nil {
+	w, err := l.beginSnapshot(upto)
+	if err != nil {
 		l.snapMu.Unlock()
 		return nil, err
 	}
+	return w, nil
+}
+
+// beginSnapshot is BeginSnapshot under l.snapMu, which a writer it returns keeps.
+func (l *Log) beginSnapshot(upto LSN) (*snapshotWriter, error) {
+	if err := l.snapshotAllowed(upto); err != nil {
+		return nil, err
+	}
 	if err := l.WaitDurable(context.Background(), upto); err != nil {
-		l.snapMu.Unlock()
 		return nil, err
 	}
 	w := &snapshotWriter{l: l, upto: upto, final: walfs.Join(l.dir, snapshotName(upto))}
 	w.tmp = w.final + tmpSuffix
 	f, err := l.fs.Create(w.tmp)
-	if err == nil {
-		w.f = f
-		// The header's place; Commit writes it once the length and checksum are known.
-		err = w.write(make([]byte, snapshotHeaderBytes), "write snapshot")
-	} else {
-		err = &FailedError{Op: "create snapshot", Path: w.tmp, Err: err}
-	}
 	if err != nil {
-		return nil, w.failed(err)
+		return nil, l.failWith(&FailedError{Op: "create snapshot", Path: w.tmp, Err: err})
+	}
+	w.f = f
+	// The header's place; Commit writes it once the length and checksum are known.
+	if err := writeAll(f, make([]byte, snapshotHeaderBytes), -1); err != nil {
+		f.Close()
+		return nil, l.failWith(&FailedError{Op: "write snapshot", Path: w.tmp, Err: err})
 	}
 	return w, nil
 }
@@ -110,15 +117,12 @@ func (w *snapshotWriter) Write(p []byte) (int, error) {
 	if w.ended {
 		return 0, ErrClosed
 	}
-	w.l.mu.Lock()
-	closing := w.l.closing
-	w.l.mu.Unlock()
-	if closing {
+	if w.l.isClosing() {
 		w.Abort()
 		return 0, ErrClosed
 	}
-	if err := w.write(p, "write snapshot"); err != nil {
-		return 0, w.failed(err)
+	if err := writeAll(w.f, p, -1); err != nil {
+		return 0, w.failed(&FailedError{Op: "write snapshot", Path: w.tmp, Err: err})
 	}
 	w.crc = crc32.Update(w.crc, castagnoli, p)
 	w.n += int64(len(p))
@@ -131,16 +135,26 @@ func (w *snapshotWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// write appends p to the file, as a FailedError named op.
-func (w *snapshotWriter) write(p []byte, op string) error {
-	n, err := w.f.Write(p)
+// writeAll writes p at off, or after what f wrote with off < 0; a short write is
+// an error even where f reports none.
+func writeAll(f walfs.File, p []byte, off int64) error {
+	var n int
+	var err error
+	if off < 0 {
+		n, err = f.Write(p)
+	} else {
+		n, err = f.WriteAt(p, off)
+	}
 	if err == nil && n != len(p) {
 		err = fmt.Errorf("short write: %d of %d bytes", n, len(p))
 	}
-	if err != nil {
-		return &FailedError{Op: op, Path: w.tmp, Err: err}
-	}
-	return nil
+	return err
+}
+
+func (l *Log) isClosing() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closing
 }
 
 func (w *snapshotWriter) Commit() error {
@@ -150,25 +164,20 @@ func (w *snapshotWriter) Commit() error {
 	if err := w.writeFile(); err != nil {
 		return w.failed(err)
 	}
-	w.ended = true
-	defer w.l.snapMu.Unlock()
+	defer w.end() // compaction too is done before the next snapshot, or Close
 	return w.l.compact(w.upto, w.final, snapshotHeaderBytes+w.n)
 }
 
 // writeFile completes the temporary file with its header and puts it in place.
 func (w *snapshotWriter) writeFile() error {
-	h := snapshotHeader(w.upto, w.n, w.crc)
-	if n, err := w.f.WriteAt(h, 0); err != nil || n != len(h) {
-		if err == nil {
-			err = fmt.Errorf("short write: %d of %d bytes", n, len(h))
-		}
+	if err := writeAll(w.f, snapshotHeader(w.upto, w.n, w.crc), 0); err != nil {
 		return &FailedError{Op: "write snapshot", Path: w.tmp, Err: err}
 	}
 	if err := w.f.Sync(); err != nil {
 		return &FailedError{Op: "fdatasync", Path: w.tmp, Err: err}
 	}
 	f := w.f
-	w.f = nil
+	w.f = nil // closed here, not again by end
 	if err := f.Close(); err != nil {
 		return &FailedError{Op: "close", Path: w.tmp, Err: err}
 	}
@@ -196,11 +205,11 @@ func (w *snapshotWriter) failed(err error) error {
 	return w.l.failWith(err)
 }
 
+// end closes the file if it is open and lets the next snapshot, or Close, go on.
 func (w *snapshotWriter) end() {
 	w.ended = true
 	if w.f != nil {
 		w.f.Close()
-		w.f = nil
 	}
 	w.l.snapMu.Unlock()
 }
@@ -245,7 +254,8 @@ const shrinkStep = 8 << 20
 // part of the log any more (Open removes an older snapshot, whole or not), so a
 // failure here only leaves the work to Remove.
 func (l *Log) shrink(path string, size int64) {
-	if size <= shrinkStep {
+	steps := (size - 1) / shrinkStep // the multiples of shrinkStep below size
+	if steps < 1 {
 		return
 	}
 	f, err := l.fs.OpenAppend(path)
@@ -253,8 +263,8 @@ func (l *Log) shrink(path string, size int64) {
 		return
 	}
 	defer f.Close()
-	for size -= shrinkStep; size > 0; size -= shrinkStep {
-		if f.Truncate(size) != nil {
+	for i := range steps {
+		if f.Truncate((steps-i)*shrinkStep) != nil {
 			return
 		}
 	}

@@ -279,7 +279,7 @@ func TestCRC32Combine(t *testing.T) {
 			b[i] = byte(rng.Uint32())
 		}
 		want := crc32.Checksum(append(append([]byte(nil), a...), b...), castagnoli)
-		if got := crc32Combine(crc32.Checksum(a, castagnoli), crc32.Checksum(b, castagnoli), int64(n)); got != want {
+		if got := crc32Combine(crc32.Checksum(a, castagnoli), crc32.Checksum(b, castagnoli), uint64(n)); got != want {
 			t.Errorf("len(b) %d: combine %08x, checksum of a‖b %08x", n, got, want)
 		}
 	}
@@ -334,8 +334,8 @@ func TestSnapshotInPieces(t *testing.T) {
 			if want := encodeSnapshot(12, state); !bytes.Equal(got, want) {
 				t.Fatalf("the file written in pieces differs from the one written whole (%d and %d bytes)", len(got), len(want))
 			}
-			if _, err := w.Write([]byte("x")); !errors.Is(err, ErrClosed) {
-				t.Fatalf("Write after Commit = %v, want ErrClosed", err)
+			if n, err := w.Write([]byte("x")); n != 0 || !errors.Is(err, ErrClosed) {
+				t.Fatalf("Write after Commit = %d, %v, want 0, ErrClosed", n, err)
 			}
 			appendWait(t, l, payload(21, 104))
 
@@ -347,8 +347,8 @@ func TestSnapshotInPieces(t *testing.T) {
 			closed := make(chan error)
 			go func() { closed <- l.Close() }()
 			waitClosing(t, l)
-			if _, err := late.Write([]byte("late")); !errors.Is(err, ErrClosed) {
-				t.Fatalf("Write once Close began = %v, want ErrClosed", err)
+			if n, err := late.Write([]byte("late")); n != 0 || !errors.Is(err, ErrClosed) {
+				t.Fatalf("Write once Close began = %d, %v, want 0, ErrClosed", n, err)
 			}
 			if err := <-closed; err != nil {
 				t.Fatal(err)
@@ -471,24 +471,94 @@ func TestSnapshotWritesBack(t *testing.T) {
 		t.Fatalf("%d syncs of the snapshot, want 2 while writing and 1 at Commit", got)
 	}
 
-	big := make([]byte, 2*shrinkStep+1) // with its header: 3 steps
-	if err := l.Snapshot(2, big); err != nil {
+	// Superseded snapshots of 2 steps and 1 byte, and of 2 steps exactly: truncated
+	// to every multiple of the step below their size. The first is superseded after
+	// a restart, by a log that knows its size from recovery.
+	if err := l.Snapshot(2, make([]byte, 2*shrinkStep+1-snapshotHeaderBytes)); err != nil {
 		t.Fatal(err)
 	}
 	if got := c.get("truncate snap"); got != 0 {
-		t.Fatalf("a superseded snapshot of %d bytes was truncated %d times, want 0", len(piece)*5, got)
+		t.Fatalf("a superseded snapshot of %d bytes was truncated %d times, want 0", snapshotHeaderBytes+5*len(piece), got)
 	}
-	fsys.Inject(walfs.Fault{Op: walfs.OpTruncate, Path: snapshotName(2), Err: syscall.EIO, Skip: 1})
-	if err := l.Snapshot(3, []byte("small")); err != nil {
-		t.Fatalf("a failed truncation of the superseded snapshot failed the snapshot: %v", err)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = openEmpty(t, fsys, 1024)
+	defer l.Close()
+	if err := l.Snapshot(3, make([]byte, 2*shrinkStep-snapshotHeaderBytes)); err != nil {
+		t.Fatal(err)
 	}
 	if got := c.get("truncate snap"); got != 2 {
-		t.Fatalf("the superseded snapshot of %d bytes was truncated %d times, want 2 (the second failing)", len(big)+snapshotHeaderBytes, got)
+		t.Fatalf("the recovered snapshot of 2 steps and a byte was truncated %d times, want 2", got)
 	}
-	if names := listDir(t, fsys, testDir); strings.Contains(names, snapshotName(2)) || strings.Contains(names, snapshotName(1)) {
+	appendWait(t, l, payload(4, 104))
+	fsys.Inject(walfs.Fault{Op: walfs.OpTruncate, Path: snapshotName(3), Err: syscall.EIO})
+	if err := l.Snapshot(4, []byte("small")); err != nil {
+		t.Fatalf("a failed truncation of the superseded snapshot failed the snapshot: %v", err)
+	}
+	if got := c.get("truncate snap"); got != 3 {
+		t.Fatalf("the snapshot of 2 steps was truncated %d times, want 1 (failing)", got-2)
+	}
+	if names := listDir(t, fsys, testDir); strings.Contains(names, snapshotName(3)) || strings.Contains(names, snapshotName(2)) {
 		t.Fatalf("superseded snapshots left: %s", names)
 	}
 	if err := l.Err(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSnapshotWriterFaults: each file operation of a snapshot that fails fails the
+// log with a FailedError naming it and wrapping the cause; a failing Write returns
+// 0 bytes; and however the snapshot ends, the next one, or Close, may go on.
+func TestSnapshotWriterFaults(t *testing.T) {
+	big := make([]byte, snapshotSyncBytes) // its Write syncs
+	for _, tc := range []struct {
+		name  string
+		fault walfs.Fault
+		at    string // "begin", "write" or "commit": the call that fails
+		op    string // the FailedError's Op
+	}{
+		{"create", walfs.Fault{Op: walfs.OpCreate, Path: tmpSuffix}, "begin", "create snapshot"},
+		{"header's place", walfs.Fault{Op: walfs.OpWrite, Path: tmpSuffix}, "begin", "write snapshot"},
+		{"state", walfs.Fault{Op: walfs.OpWrite, Path: tmpSuffix, Skip: 1}, "write", "write snapshot"},
+		{"short state", walfs.Fault{Op: walfs.OpWrite, Path: tmpSuffix, Skip: 1, ShortBytes: 3}, "write", "write snapshot"},
+		{"write back", walfs.Fault{Op: walfs.OpSync, Path: tmpSuffix}, "write", "fdatasync"},
+		{"header", walfs.Fault{Op: walfs.OpWrite, Path: tmpSuffix, Skip: 2}, "commit", "write snapshot"},
+		{"final fdatasync", walfs.Fault{Op: walfs.OpSync, Path: tmpSuffix, Skip: 1}, "commit", "fdatasync"},
+		{"rename", walfs.Fault{Op: walfs.OpRename, Path: snapshotSuffix}, "commit", "rename"},
+		{"directory sync", walfs.Fault{Op: walfs.OpSyncDir}, "commit", "sync dir"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := walfs.NewFaultFS()
+			l := openEmpty(t, fsys, 1024)
+			defer l.Close()
+			fill(t, l, 3, 104)
+			fault := tc.fault
+			fault.Err = syscall.EIO
+			fsys.Inject(fault)
+			failedIn, err := "begin", error(nil)
+			w, err := l.BeginSnapshot(2)
+			if err == nil {
+				var n int
+				failedIn, n, err = "write", 0, nil
+				if n, err = w.Write(big); err != nil && n != 0 {
+					t.Errorf("a failed Write returned %d bytes, want 0", n)
+				}
+				if err == nil {
+					failedIn, err = "commit", w.Commit()
+				}
+			}
+			if failedIn != tc.at {
+				t.Fatalf("failed in %s, want in %s: %v", failedIn, tc.at, err)
+			}
+			var fe *FailedError
+			if !errors.Is(err, ErrFailed) || !errors.As(err, &fe) || fe.Op != tc.op || !errors.Is(err, syscall.EIO) {
+				t.Fatalf("error %v, want ErrFailed with op %q wrapping EIO", err, tc.op)
+			}
+			if !l.snapMu.TryLock() {
+				t.Fatal("the failed snapshot still holds the log's snapshot lock")
+			}
+			l.snapMu.Unlock()
+		})
 	}
 }
