@@ -71,7 +71,9 @@ func (l *Log) beginSnapshot(upto LSN) (*snapshotWriter, error) {
 	}
 	w.f = f
 	// The header's place; Commit writes it once the length and checksum are known.
-	if err := writeAll(f, make([]byte, snapshotHeaderBytes), -1); err != nil {
+	header := make([]byte, snapshotHeaderBytes)
+	n, err := f.Write(header)
+	if err = full(n, len(header), err); err != nil {
 		f.Close()
 		return nil, l.failWith(&FailedError{Op: "write snapshot", Path: w.tmp, Err: err})
 	}
@@ -121,7 +123,8 @@ func (w *snapshotWriter) Write(p []byte) (int, error) {
 		w.Abort()
 		return 0, ErrClosed
 	}
-	if err := writeAll(w.f, p, -1); err != nil {
+	n, err := w.f.Write(p)
+	if err = full(n, len(p), err); err != nil {
 		return 0, w.failed(&FailedError{Op: "write snapshot", Path: w.tmp, Err: err})
 	}
 	w.crc = crc32.Update(w.crc, castagnoli, p)
@@ -135,18 +138,10 @@ func (w *snapshotWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// writeAll writes p at off, or after what f wrote with off < 0; a short write is
-// an error even where f reports none.
-func writeAll(f walfs.File, p []byte, off int64) error {
-	var n int
-	var err error
-	if off < 0 {
-		n, err = f.Write(p)
-	} else {
-		n, err = f.WriteAt(p, off)
-	}
-	if err == nil && n != len(p) {
-		err = fmt.Errorf("short write: %d of %d bytes", n, len(p))
+// full returns err, or an error for a write of n bytes of want that reported none.
+func full(n, want int, err error) error {
+	if err == nil && n != want {
+		err = fmt.Errorf("short write: %d of %d bytes", n, want)
 	}
 	return err
 }
@@ -170,7 +165,9 @@ func (w *snapshotWriter) Commit() error {
 
 // writeFile completes the temporary file with its header and puts it in place.
 func (w *snapshotWriter) writeFile() error {
-	if err := writeAll(w.f, snapshotHeader(w.upto, w.n, w.crc), 0); err != nil {
+	h := snapshotHeader(w.upto, w.n, w.crc)
+	n, err := w.f.WriteAt(h, 0)
+	if err = full(n, len(h), err); err != nil {
 		return &FailedError{Op: "write snapshot", Path: w.tmp, Err: err}
 	}
 	if err := w.f.Sync(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -402,6 +403,7 @@ func waitClosing(t *testing.T, l *Log) {
 type opCounter struct {
 	mu     sync.Mutex
 	counts map[string]int
+	sizes  []int64 // of the snapshots' truncations, in order
 }
 
 type countedFile struct {
@@ -437,8 +439,15 @@ func (f *countedFile) Sync() error { f.c.add("sync " + f.kind); return f.File.Sy
 
 func (f *countedFile) Truncate(size int64) error {
 	f.c.add("truncate " + f.kind)
+	if f.kind == "snap" {
+		f.c.mu.Lock()
+		f.c.sizes = append(f.c.sizes, size)
+		f.c.mu.Unlock()
+	}
 	return f.File.Truncate(size)
 }
+
+func (f *countedFile) Close() error { f.c.add("close " + f.kind); return f.File.Close() }
 
 // TestSnapshotWritesBack: a snapshot Write waits for the disk once a
 // snapshotSyncBytes of it is unsynced, so that a record's fdatasync never waits for
@@ -472,35 +481,34 @@ func TestSnapshotWritesBack(t *testing.T) {
 	}
 
 	// Superseded snapshots of 2 steps and 1 byte, and of 2 steps exactly: truncated
-	// to every multiple of the step below their size. The first is superseded after
-	// a restart, by a log that knows its size from recovery.
-	if err := l.Snapshot(2, make([]byte, 2*shrinkStep+1-snapshotHeaderBytes)); err != nil {
-		t.Fatal(err)
+	// to every multiple of the step below their size, largest first. The first is
+	// superseded after a restart, by a log that knows its size from recovery.
+	snapshotOf := func(upto LSN, size int) {
+		t.Helper()
+		if err := l.Snapshot(upto, make([]byte, size-snapshotHeaderBytes)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if got := c.get("truncate snap"); got != 0 {
-		t.Fatalf("a superseded snapshot of %d bytes was truncated %d times, want 0", snapshotHeaderBytes+5*len(piece), got)
-	}
+	snapshotOf(2, 2*shrinkStep+1)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
 	l = openEmpty(t, fsys, 1024)
 	defer l.Close()
-	if err := l.Snapshot(3, make([]byte, 2*shrinkStep-snapshotHeaderBytes)); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.get("truncate snap"); got != 2 {
-		t.Fatalf("the recovered snapshot of 2 steps and a byte was truncated %d times, want 2", got)
-	}
+	snapshotOf(3, 2*shrinkStep)
 	appendWait(t, l, payload(4, 104))
-	fsys.Inject(walfs.Fault{Op: walfs.OpTruncate, Path: snapshotName(3), Err: syscall.EIO})
-	if err := l.Snapshot(4, []byte("small")); err != nil {
-		t.Fatalf("a failed truncation of the superseded snapshot failed the snapshot: %v", err)
+	snapshotOf(4, 2*shrinkStep+1)
+	appendWait(t, l, payload(5, 104))
+	fsys.Inject(walfs.Fault{Op: walfs.OpTruncate, Path: snapshotName(4), Err: syscall.EIO})
+	snapshotOf(5, snapshotHeaderBytes+5) // a failed truncation fails nothing
+	if want := []int64{2 * shrinkStep, shrinkStep, shrinkStep, 2 * shrinkStep}; !slices.Equal(c.sizes, want) {
+		t.Fatalf("superseded snapshots truncated to %v, want %v (the last failing)", c.sizes, want)
 	}
-	if got := c.get("truncate snap"); got != 3 {
-		t.Fatalf("the snapshot of 2 steps was truncated %d times, want 1 (failing)", got-2)
-	}
-	if names := listDir(t, fsys, testDir); strings.Contains(names, snapshotName(3)) || strings.Contains(names, snapshotName(2)) {
+	if names := listDir(t, fsys, testDir); strings.Count(names, snapshotSuffix) != 1 || !strings.Contains(names, snapshotName(5)) {
 		t.Fatalf("superseded snapshots left: %s", names)
+	}
+	if got, want := c.get("close tmp"), 5; got != want {
+		t.Fatalf("the files of %d snapshots were closed %d times", want, got)
 	}
 	if err := l.Err(); err != nil {
 		t.Fatal(err)
