@@ -171,29 +171,8 @@ func (g *Gate) UnmarshalBinary(b []byte) error {
 		run.Status = RunStatus(d.byte())
 		run.Epoch = d.uvarint()
 		run.Deadline = Time(d.uvarint())
-		m := d.uvarint()
-		if m > uint64(len(b)) {
+		if !d.readEffects(run, len(b)) {
 			return ErrCodec
-		}
-		for j := uint64(0); j < m && !d.err; j++ {
-			k := Key(d.string())
-			var e Effect
-			e.Status = EffectStatus(d.byte())
-			e.Gated, e.Approved = d.byte() == 1, d.byte() == 1
-			e.Outcome = Outcome(d.byte())
-			pending := d.byte() == 1
-			e.Epoch = d.uvarint()
-			e.Result = d.string()
-			if e.Status == EffectAbsent || e.Status > EffectRejected {
-				return ErrCodec
-			}
-			run.effects[k] = e
-			if pending {
-				run.pending[k] = struct{}{}
-			}
-			if e.Status == EffectHeld || e.Status == EffectReleased {
-				run.open[k] = struct{}{}
-			}
 		}
 		if run.Status == RunNone || run.Status > RunTimedOut {
 			return ErrCodec
@@ -223,6 +202,35 @@ func (g *Gate) UnmarshalBinary(b []byte) error {
 	})
 	g.runs, g.order, g.deadlines = runs, order, deadlines
 	return nil
+}
+
+// readEffects reads the effects of run, at most limit; false if one is malformed.
+func (d *decoder) readEffects(run *Run, limit int) bool {
+	m := d.uvarint()
+	if m > uint64(limit) {
+		return false
+	}
+	for j := uint64(0); j < m && !d.err; j++ {
+		k := Key(d.string())
+		var e Effect
+		e.Status = EffectStatus(d.byte())
+		e.Gated, e.Approved = d.byte() == 1, d.byte() == 1
+		e.Outcome = Outcome(d.byte())
+		pending := d.byte() == 1
+		e.Epoch = d.uvarint()
+		e.Result = d.string()
+		if e.Status == EffectAbsent || e.Status > EffectRejected {
+			return false
+		}
+		run.effects[k] = e
+		if pending {
+			run.pending[k] = struct{}{}
+		}
+		if e.Status == EffectHeld || e.Status == EffectReleased {
+			run.open[k] = struct{}{}
+		}
+	}
+	return true
 }
 
 func boolByte(b bool) byte {

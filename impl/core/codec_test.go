@@ -173,6 +173,7 @@ func TestSnapshotRejectsCorruption(t *testing.T) {
 		{"run listed twice", dup},
 		{"more runs than bytes", patch(1, 100)},
 		{"more effects than bytes", patch(7, 100)},
+		{"more effects than bytes, and nothing after the count", patch(7, 100)[:8]},
 	}
 	for i := range snapshotOneEffect {
 		cases = append(cases, struct {
