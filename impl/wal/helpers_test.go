@@ -74,7 +74,13 @@ func replayAll(t *testing.T, l *Log) replayed {
 // mustOpen opens the log in testDir of fsys with segments of segBytes (0: the default).
 func mustOpen(t *testing.T, fsys walfs.FS, segBytes int64) *Log {
 	t.Helper()
-	l, err := Open(testDir, Options{FS: fsys, SegmentBytes: segBytes})
+	return mustOpenIn(t, fsys, testDir, segBytes)
+}
+
+// mustOpenIn is mustOpen in dir (a bothFS test's directory).
+func mustOpenIn(t *testing.T, fsys walfs.FS, dir string, segBytes int64) *Log {
+	t.Helper()
+	l, err := Open(dir, Options{FS: fsys, SegmentBytes: segBytes})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -97,7 +103,13 @@ func appendWait(t *testing.T, l *Log, rec []byte) LSN {
 // openEmpty opens the log as mustOpen does and replays it: ready for Append.
 func openEmpty(t *testing.T, fsys walfs.FS, segBytes int64) *Log {
 	t.Helper()
-	l := mustOpen(t, fsys, segBytes)
+	return openEmptyIn(t, fsys, testDir, segBytes)
+}
+
+// openEmptyIn is openEmpty in dir.
+func openEmptyIn(t *testing.T, fsys walfs.FS, dir string, segBytes int64) *Log {
+	t.Helper()
+	l := mustOpenIn(t, fsys, dir, segBytes)
 	replayAll(t, l)
 	return l
 }

@@ -17,11 +17,7 @@ func TestRoundTrip(t *testing.T) {
 	for _, tc := range bothFS {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys, dir := tc.fs(t)
-			l, err := Open(dir, Options{FS: fsys, SegmentBytes: 4096})
-			if err != nil {
-				t.Fatal(err)
-			}
-			replayAll(t, l)
+			l := openEmptyIn(t, fsys, dir, 4096)
 			sizes := []int{0, 1, 15, 16, 17, 100, 1000, 3000, 5000, 0, 7}
 			var want [][]byte
 			for i := 0; i < 60; i++ {

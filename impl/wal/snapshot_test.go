@@ -294,11 +294,7 @@ func TestSnapshotInPieces(t *testing.T) {
 	for _, b := range bothFS {
 		t.Run(b.name, func(t *testing.T) {
 			fsys, dir := b.fs(t)
-			l, err := Open(dir, Options{FS: fsys, SegmentBytes: 1024})
-			if err != nil {
-				t.Fatal(err)
-			}
-			replayAll(t, l)
+			l := openEmptyIn(t, fsys, dir, 1024)
 			fill(t, l, 20, 104)
 
 			aborted, err := l.BeginSnapshot(5)
@@ -358,10 +354,7 @@ func TestSnapshotInPieces(t *testing.T) {
 				t.Fatalf("a snapshot ended by Close left %s", names)
 			}
 
-			l, err = Open(dir, Options{FS: fsys, SegmentBytes: 1024})
-			if err != nil {
-				t.Fatal(err)
-			}
+			l = mustOpenIn(t, fsys, dir, 1024)
 			defer l.Close()
 			r := replayAll(t, l)
 			if r.snapLSN != 12 || !bytes.Equal(r.state, state) {
