@@ -65,7 +65,8 @@ func DecodeCommand(b []byte) (Command, error) {
 
 // MarshalBinary encodes the whole state of the gate (not its limits), runs sorted by
 // id and effects by key. A snapshot written while the gate serves comes from a Cut
-// (cut.go), in the same layout and through the same encoder.
+// (cut.go), in the same layout and through the same encoder, unsorted: the decoder
+// reads runs and effects in any order, and a sort would stall a core on a large run.
 func (g *Gate) MarshalBinary() ([]byte, error) {
 	size := 16
 	for _, run := range g.runs {
@@ -76,7 +77,11 @@ func (g *Gate) MarshalBinary() ([]byte, error) {
 	for _, id := range g.RunIDs() {
 		var fr frozenRun
 		fr, scratch = g.runs[id].freeze(scratch[:0], nil)
-		buf = appendRun(buf, fr)
+		slices.SortFunc(fr.effects, func(a, b frozenEffect) int { return strings.Compare(string(a.key), string(b.key)) })
+		buf = appendRunHead(buf, fr)
+		for _, f := range fr.effects {
+			buf = appendEffect(buf, f)
+		}
 	}
 	return buf, nil
 }
@@ -94,6 +99,8 @@ type frozenRun struct {
 	status   RunStatus
 	epoch    uint64
 	deadline Time
+	count    int  // the run's effects: these, or all its slices' (cut.go)
+	cont     bool // a slice after the first: no head
 	effects  []frozenEffect
 }
 
@@ -127,25 +134,26 @@ func (run *Run) freeze(into []frozenEffect, saved *savedRun) (frozenRun, []froze
 		}
 	}
 	fr.effects = into[start:len(into):len(into)]
+	fr.count = len(fr.effects)
 	return fr, into
 }
 
-// appendRun appends one run of a snapshot, its effects sorted by key (in place).
-func appendRun(buf []byte, run frozenRun) []byte {
+// appendRunHead appends a run of a snapshot up to its count of effects, which
+// appendEffect then appends one by one, in any order.
+func appendRunHead(buf []byte, run frozenRun) []byte {
 	buf = appendString(buf, string(run.id))
 	buf = append(buf, byte(run.status))
 	buf = binary.AppendUvarint(buf, run.epoch)
 	buf = binary.AppendUvarint(buf, uint64(run.deadline))
-	slices.SortFunc(run.effects, func(a, b frozenEffect) int { return strings.Compare(string(a.key), string(b.key)) })
-	buf = binary.AppendUvarint(buf, uint64(len(run.effects)))
-	for _, f := range run.effects {
-		e := f.effect
-		buf = appendString(buf, string(f.key))
-		buf = append(buf, byte(e.Status), boolByte(e.Gated), boolByte(e.Approved), byte(e.Outcome), boolByte(f.pending))
-		buf = binary.AppendUvarint(buf, e.Epoch)
-		buf = appendString(buf, e.Result)
-	}
-	return buf
+	return binary.AppendUvarint(buf, uint64(run.count))
+}
+
+func appendEffect(buf []byte, f frozenEffect) []byte {
+	e := f.effect
+	buf = appendString(buf, string(f.key))
+	buf = append(buf, byte(e.Status), boolByte(e.Gated), boolByte(e.Approved), byte(e.Outcome), boolByte(f.pending))
+	buf = binary.AppendUvarint(buf, e.Epoch)
+	return appendString(buf, e.Result)
 }
 
 // UnmarshalBinary replaces g's state with a snapshot made by MarshalBinary or a Cut

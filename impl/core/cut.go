@@ -1,13 +1,25 @@
 package core
 
+import (
+	"fmt"
+	"iter"
+	"maps"
+)
+
 // Cut is a consistent copy of the gate's state taken while the gate keeps stepping,
 // for a snapshot that must not stop the gate for the time it takes to encode it.
 // BeginCut fixes the state in O(1); Take copies the next few runs under the caller's
 // lock; a Step that changes a run the cut has not taken yet first saves what it
 // changes: the run's header once, and each key it changes, once. Take copies a run
 // with its saved keys in place of the live ones, so the cut is the state at BeginCut
-// whatever steps follow, and AppendTaken encodes each piece with no lock held. Take
-// copies the runs that changed first, so that what they save stays small.
+// whatever steps follow, and AppendTaken encodes each piece, a budget at a time, with
+// no lock held. Take copies the runs that changed first, so that what they save stays
+// small.
+//
+// A run with more effects than a Take's budget is copied a slice at a time across
+// Takes, so that the lock is held for about the budget whatever the run's size:
+// while it is copied it saves what changes as an untaken run does, and each key
+// copied is marked, so that no step saves it again and no slice copies it twice.
 //
 // A step during a cut thus costs a copy of what it changes, not of its run, and no
 // step costs anything while no cut is taken (one nil test). Take copies into buffers
@@ -28,6 +40,20 @@ type Cut struct {
 	ended   bool
 	taken   []frozenRun    // the piece Take copied last
 	buf     []frozenEffect // the effects of its runs
+	enc     int            // the index in taken of the run AppendTaken encodes next
+	encAt   int            // its next effect; -1: its head is not encoded yet
+	part    *partRun       // the run Take copies a slice at a time, if any
+}
+
+// partRun is a run Take copies in slices: its live keys through an iterator that
+// each Take resumes, then the saved keys that were deleted before it reached them.
+type partRun struct {
+	run       *Run
+	nextLive  func() (Key, Effect, bool)
+	nextSaved func() (Key, savedEffect, bool)
+	stop      func()
+	begun     bool // its head is taken
+	copied    int  // effects copied so far
 }
 
 // savedRun is what a cut keeps of a run that changed before the cut took it: the
@@ -36,7 +62,9 @@ type savedRun struct {
 	status   RunStatus
 	epoch    uint64
 	deadline Time
+	effects  int // how many the run had
 	keys     map[Key]savedEffect
+	copied   map[Key]struct{} // while the run is copied in slices: the keys copied
 }
 
 type savedEffect struct {
@@ -63,7 +91,8 @@ func (c *Cut) touch(run *Run) {
 	if run.index >= c.runs || run.cutGen == c.gen {
 		return
 	}
-	run.saved = &savedRun{status: run.Status, epoch: run.Epoch, deadline: run.Deadline, keys: map[Key]savedEffect{}}
+	run.saved = &savedRun{status: run.Status, epoch: run.Epoch, deadline: run.Deadline,
+		effects: len(run.effects), keys: map[Key]savedEffect{}}
 	run.cutGen = c.gen
 	c.touched = append(c.touched, run)
 }
@@ -77,29 +106,117 @@ func (run *Run) save(k Key) {
 	if _, done := s.keys[k]; done {
 		return
 	}
+	if _, done := s.copied[k]; done {
+		return
+	}
 	e, present := run.effects[k]
 	_, pending := run.pending[k]
 	s.keys[k] = savedEffect{effect: e, present: present, pending: pending}
 }
 
-// Take copies the next runs of the cut, at least one and about budget runs and
-// effects in all, for AppendTaken; false once every run is taken or the cut ended.
-// The longest it takes is one run's copy, when that run holds more than budget.
+// Take copies the next runs of the cut, about budget runs and effects in all (at
+// least one), for AppendTaken; false once every run is taken or the cut ended. A run
+// that fits what is left of the budget is copied whole; a larger one, alone in its
+// Take, a slice of the budget at a time.
 func (c *Cut) Take(budget int) bool {
-	c.taken, c.buf = c.taken[:0], c.buf[:0]
-	for n := 0; !c.ended && (len(c.taken) == 0 || n < budget); {
+	c.taken, c.buf, c.enc, c.encAt = c.taken[:0], c.buf[:0], 0, -1
+	budget = max(budget, 1)
+	for n := 0; !c.ended && n < budget; {
+		if c.part != nil {
+			n += c.takeSlice(budget - n)
+			continue
+		}
 		run := c.nextRun()
 		if run == nil {
 			break
 		}
-		var fr frozenRun
-		fr, c.buf = run.freeze(c.buf, run.saved)
-		run.saved, run.cutGen = nil, c.gen
-		c.taken = append(c.taken, fr)
-		n += 1 + len(fr.effects)
-		c.entries += 1 + len(fr.effects)
+		size := 1 + len(run.effects)
+		if run.saved != nil {
+			size = 1 + run.saved.effects
+		}
+		switch {
+		case size <= budget-n:
+			var fr frozenRun
+			fr, c.buf = run.freeze(c.buf, run.saved)
+			run.saved, run.cutGen = nil, c.gen
+			c.taken = append(c.taken, fr)
+			n += size
+			c.entries += size
+		case n > 0:
+			return true // the next Take copies it
+		default:
+			c.touch(run)
+			run.saved.copied = map[Key]struct{}{}
+			next, stop := iter.Pull2(maps.All(run.effects))
+			c.part = &partRun{run: run, nextLive: next, stop: stop}
+		}
 	}
 	return len(c.taken) > 0
+}
+
+// takeSlice copies the next slice of the run being copied in slices, at most budget
+// entries (its head counts as one), and returns how many it copied (at least one).
+func (c *Cut) takeSlice(budget int) int {
+	p, s := c.part, c.part.run.saved
+	fr := frozenRun{id: p.run.ID, status: s.status, epoch: s.epoch, deadline: s.deadline, count: s.effects, cont: p.begun}
+	n, start := 0, len(c.buf)
+	if !p.begun {
+		n, p.begun = 1, true
+	}
+	done := false
+	for n < budget && !done {
+		var f frozenEffect
+		var ok bool
+		if f, ok, done = p.nextEffect(); ok {
+			c.buf = append(c.buf, f)
+			n++
+		}
+	}
+	fr.effects = c.buf[start:len(c.buf):len(c.buf)]
+	p.copied += len(fr.effects)
+	c.taken = append(c.taken, fr)
+	c.entries += n
+	if done {
+		if p.copied != s.effects {
+			panic(fmt.Sprintf("soundgate/core: a cut copied %d of the %d effects of run %q", p.copied, s.effects, p.run.ID))
+		}
+		p.stop()
+		c.part = nil
+		p.run.saved, p.run.cutGen = nil, c.gen
+	}
+	return max(n, 1)
+}
+
+// nextEffect returns the next effect of the run to copy (ok false: a key to skip)
+// and done once every one is copied. A live key not saved has not changed since the
+// cut began; a saved one is copied as saved; a key the cut did not know is skipped.
+func (p *partRun) nextEffect() (f frozenEffect, ok, done bool) {
+	s := p.run.saved
+	if p.nextLive != nil {
+		k, e, more := p.nextLive()
+		if !more {
+			p.stop()
+			p.nextLive = nil
+			p.nextSaved, p.stop = iter.Pull2(maps.All(s.keys))
+			return f, false, false
+		}
+		copied := len(s.copied)
+		if s.copied[k] = struct{}{}; len(s.copied) == copied {
+			return f, false, false // deleted and made again after it was copied
+		}
+		se, changed := s.keys[k]
+		if !changed {
+			_, pending := p.run.pending[k]
+			se = savedEffect{effect: e, present: true, pending: pending}
+		}
+		return frozenEffect{key: k, effect: se.effect, pending: se.pending}, se.present, false
+	}
+	k, se, more := p.nextSaved()
+	if !more {
+		return f, false, true
+	}
+	_, dup := s.copied[k]
+	return frozenEffect{key: k, effect: se.effect, pending: se.pending}, se.present && !dup, false
 }
 
 // nextRun returns the next run to take: first the runs that changed since the cut
@@ -127,12 +244,31 @@ func (c *Cut) Entries() int { return c.entries }
 // cut completes into what Gate.UnmarshalBinary reads.
 func (c *Cut) AppendHeader(buf []byte) []byte { return appendSnapshotHeader(buf, c.runs) }
 
-// AppendTaken appends the runs of the piece Take copied last.
-func (c *Cut) AppendTaken(buf []byte) []byte {
-	for _, fr := range c.taken {
-		buf = appendRun(buf, fr)
+// AppendTaken appends budget runs and effects (at least one) of the piece Take copied
+// last, from where the last call stopped, and reports whether any of the piece is left:
+// the caller can yield between calls, so that no run, however large, keeps a core
+// from the goroutines that serve while it is encoded.
+func (c *Cut) AppendTaken(buf []byte, budget int) ([]byte, bool) {
+	budget = max(budget, 1)
+	for n := 0; c.enc < len(c.taken); c.enc, c.encAt = c.enc+1, -1 {
+		fr := c.taken[c.enc]
+		if c.encAt < 0 && fr.cont {
+			c.encAt = 0
+		}
+		if c.encAt < 0 {
+			if n >= budget {
+				return buf, true
+			}
+			buf, c.encAt, n = appendRunHead(buf, fr), 0, n+1
+		}
+		for ; c.encAt < len(fr.effects); c.encAt++ {
+			if n >= budget {
+				return buf, true
+			}
+			buf, n = appendEffect(buf, fr.effects[c.encAt]), n+1
+		}
 	}
-	return buf
+	return buf, false
 }
 
 // End ends the cut, taken in full or not: Step saves nothing more, and the gate can
@@ -140,6 +276,10 @@ func (c *Cut) AppendTaken(buf []byte) []byte {
 func (c *Cut) End() {
 	if c.ended {
 		return
+	}
+	if c.part != nil {
+		c.part.stop()
+		c.part = nil
 	}
 	for _, run := range c.touched {
 		run.saved = nil

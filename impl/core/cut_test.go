@@ -78,14 +78,19 @@ func TestCutIsTheStateAtItsBeginning(t *testing.T) {
 		cut := g.BeginCut()
 		buf := cut.AppendHeader(nil)
 		for takes := 0; ; takes++ {
-			require.LessOrEqual(t, takes, g.Len(), "seed %d: more pieces than runs", seed)
+			require.LessOrEqual(t, takes, entries, "seed %d: more pieces than entries", seed)
 			for range rng.IntN(30) {
 				step()
 			}
 			if !cut.Take(rng.IntN(6)) {
 				break
 			}
-			buf = cut.AppendTaken(buf)
+			for more := true; more; {
+				buf, more = cut.AppendTaken(buf, rng.IntN(4))
+				for range rng.IntN(3) {
+					step()
+				}
+			}
 		}
 		for range 100 {
 			step()
@@ -102,8 +107,9 @@ func TestCutIsTheStateAtItsBeginning(t *testing.T) {
 	}
 }
 
-// TestCutTakes: Take copies at least one run whatever its budget, about budget
-// entries, and nothing once the cut is taken or ended.
+// TestCutTakes: Take copies about budget entries (at least one): whole runs while
+// they fit, a larger run alone and a slice at a time; nothing once the cut is taken
+// or ended.
 func TestCutTakes(t *testing.T) {
 	g := core.New(core.DefaultLimits())
 	for r := 0; r < 4; r++ {
@@ -116,21 +122,79 @@ func TestCutTakes(t *testing.T) {
 		}
 	}
 	cut := g.BeginCut()
-	require.True(t, cut.Take(0))
-	require.Equal(t, 4, cut.Entries(), "budget 0 still takes a run (of 1+3 entries)")
-	require.True(t, cut.Take(4))
-	require.Equal(t, 8, cut.Entries(), "a run of 1+3 entries fills a budget of 4")
-	require.True(t, cut.Take(5))
-	require.Equal(t, 16, cut.Entries(), "a budget of 5 takes a second run")
+	for _, step := range []struct {
+		budget, entries int
+		why             string
+	}{
+		{0, 1, "budget 0 takes one entry: the head of a run of 1+3, which is copied in slices"},
+		{4, 4, "the rest of that run, and not the next one, which does not fit what is left"},
+		{5, 8, "a run that fits is copied whole, and the Take stops before one that does not"},
+		{8, 16, "two runs of 1+3 fill a budget of 8"},
+	} {
+		require.True(t, cut.Take(step.budget), step.why)
+		require.Equal(t, step.entries, cut.Entries(), step.why)
+	}
 	require.False(t, cut.Take(100), "every run is taken")
 	require.Equal(t, 16, cut.Entries())
 	cut.End()
 
 	cut = g.BeginCut()
-	require.True(t, cut.Take(1))
+	require.True(t, cut.Take(2))
 	cut.End()
 	require.False(t, cut.Take(100), "an ended cut takes nothing")
-	require.Equal(t, 4, cut.Entries())
+	require.Equal(t, 2, cut.Entries())
+}
+
+// TestCutCopiesALargeRunInSlices: a run copied a slice at a time is the run as it
+// was when the cut began, whatever changes between the slices: keys changed before
+// and after their slice, deleted by a fence and made again, and new keys. Which keys
+// a slice meets first follows the map's order, so the test takes the cut many times.
+func TestCutCopiesALargeRunInSlices(t *testing.T) {
+	for range 50 {
+		cutLargeRunInSlices(t)
+	}
+}
+
+func cutLargeRunInSlices(t *testing.T) {
+	g := core.New(core.DefaultLimits())
+	_, err := open(g, "big", 0)
+	require.NoError(t, err)
+	for k := 0; k < 40; k++ { // k20 waits for approval: k21 to k39 are held with it
+		_, err := admit(g, "big", core.Key(fmt.Sprint("k", k)), 1, k == 20, 0)
+		require.NoError(t, err)
+	}
+	want, err := g.MarshalBinary()
+	require.NoError(t, err)
+	cut := g.BeginCut()
+	buf := cut.AppendHeader(nil)
+	changes := []func(){
+		func() { _, err = complete(g, "big", "k1", core.OutcomeOK, "r") },
+		func() { _, err = fence(g, "big") }, // deletes k20 to k39, copied or not
+		func() {
+			for k := 20; k < 40 && err == nil; k++ {
+				_, err = admit(g, "big", core.Key(fmt.Sprint("k", k)), 2, false, 0)
+			}
+		},
+		func() { _, err = admit(g, "big", "new", 2, false, 0) },
+		func() { _, err = complete(g, "big", "k2", core.OutcomeFailed, "") },
+		func() { _, err = admit(g, "big", "k30", 2, true, 0) },
+	}
+	for i := 0; cut.Take(7); i++ {
+		require.LessOrEqual(t, cut.Entries(), 7*(i+1), "a Take copies at most its budget")
+		if i < len(changes) {
+			changes[i]()
+			require.NoError(t, err, "change %d", i)
+		}
+		buf = appendTaken(cut, buf)
+	}
+	cut.End()
+	h := core.New(core.DefaultLimits())
+	require.NoError(t, h.UnmarshalBinary(buf))
+	require.NoError(t, h.CheckInvariants())
+	got, err := h.MarshalBinary()
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.Equal(t, 41, cut.Entries())
 }
 
 // TestCutCopiesOnWrite: a run changed before Take reaches it is taken as it was; a run
@@ -153,11 +217,11 @@ func TestCutCopiesOnWrite(t *testing.T) {
 	require.NoError(t, err)
 	_, err = admit(g, "a", "late", 2, false, 0)
 	require.NoError(t, err)
-	buf = cut.AppendTaken(buf)
+	buf = appendTaken(cut, buf)
 	_, err = open(g, "c", 0)
 	require.NoError(t, err)
 	require.True(t, cut.Take(100))
-	buf = cut.AppendTaken(buf)
+	buf = appendTaken(cut, buf)
 	require.False(t, cut.Take(100), "the run made during the cut is not in it")
 	cut.End()
 
@@ -170,6 +234,50 @@ func TestCutCopiesOnWrite(t *testing.T) {
 	require.Empty(t, h.Effects("a"))
 	require.Empty(t, h.Effects("b"), "b's admits came after the cut began")
 	require.Len(t, g.Effects("b"), 2)
+}
+
+// TestCutAppendsInBudgets: AppendTaken appends budget entries at a time (at least
+// one), a run's head counting as one, and says when the piece is encoded; a piece
+// encoded in budgets is the piece encoded at once.
+func TestCutAppendsInBudgets(t *testing.T) {
+	g := core.New(core.DefaultLimits())
+	for _, id := range []core.RunID{"a", "b"} {
+		_, err := open(g, id, 0)
+		require.NoError(t, err)
+		for k := 0; k < 3; k++ {
+			_, err := admit(g, id, core.Key(fmt.Sprint("k", k)), 1, false, 0)
+			require.NoError(t, err)
+		}
+	}
+	whole, err := g.MarshalBinary()
+	require.NoError(t, err)
+	for _, budget := range []int{0, 1, 2, 3, 4, 7, 8, 100} {
+		cut := g.BeginCut()
+		require.True(t, cut.Take(100))
+		buf := cut.AppendHeader(nil)
+		calls := 0
+		for more := true; more; calls++ {
+			buf, more = cut.AppendTaken(buf, budget)
+		}
+		require.Equal(t, (8+max(budget, 1)-1)/max(budget, 1), calls, "budget %d: 2 heads and 6 effects", budget)
+		buf, more := cut.AppendTaken(buf, budget)
+		require.False(t, more, "budget %d: the piece is encoded", budget)
+		require.False(t, cut.Take(100))
+		cut.End()
+		h := core.New(core.DefaultLimits())
+		require.NoError(t, h.UnmarshalBinary(buf), "budget %d", budget)
+		got, err := h.MarshalBinary()
+		require.NoError(t, err)
+		require.Equal(t, whole, got, "budget %d", budget)
+	}
+}
+
+// appendTaken encodes the whole piece Take copied last.
+func appendTaken(cut *core.Cut, buf []byte) []byte {
+	for more := true; more; {
+		buf, more = cut.AppendTaken(buf, 3)
+	}
+	return buf
 }
 
 // TestCutIsOneAtATime: a second BeginCut, or an UnmarshalBinary, during a cut is a

@@ -2,6 +2,7 @@ package node
 
 import (
 	"errors"
+	"runtime"
 	"sync"
 	"time"
 
@@ -21,6 +22,11 @@ const (
 // node's lock: the longest the snapshotter holds it, one run's copy aside. A variable
 // for the tests, which make it small to interleave admits with a cut.
 var cutBudget = 4096
+
+// encodeBudget is how many runs and effects the snapshotter encodes between two
+// pauses: a pause yields the core, so that on a machine of few cores a goroutine
+// that serves never waits long behind the encoding of a large run.
+const encodeBudget = 1024
 
 // snapshotChunk is about how many bytes of a snapshot the snapshotter hands to the
 // log at a time.
@@ -143,20 +149,22 @@ func (s *snapshotter) take() {
 		s.n.mu.Lock()
 		more = cut.Take(cutBudget)
 		s.n.mu.Unlock()
-		if more {
-			if tookPiece != nil {
-				tookPiece()
-			}
-			buf = cut.AppendTaken(buf)
+		if more && tookPiece != nil {
+			tookPiece()
 		}
-		if len(buf) >= snapshotChunk || !more && len(buf) > 0 {
-			if _, err := w.Write(buf); err != nil {
-				s.failed(upto, err)
-				return
+		for part := more; part || !more && len(buf) > 0; {
+			if part {
+				buf, part = cut.AppendTaken(buf, encodeBudget)
 			}
-			written, buf = written+len(buf), buf[:0]
+			if len(buf) >= snapshotChunk || !more && len(buf) > 0 {
+				if _, err := w.Write(buf); err != nil {
+					s.failed(upto, err)
+					return
+				}
+				written, buf = written+len(buf), buf[:0]
+			}
+			s.pace.pause()
 		}
-		s.pace.pause()
 	}
 	encoded := time.Since(began)
 	if err := w.Commit(); err != nil {
@@ -182,7 +190,7 @@ func (s *snapshotter) failed(upto wal.LSN, err error) {
 
 // pacer keeps the snapshotter's share of the CPU: between start and the end of the
 // work, each pause after a slice of work of at least pacedSliceMin sleeps pacedIdle
-// times the slice.
+// times the slice, and any other pause yields the core to whatever waits for one.
 type pacer struct{ since time.Time }
 
 func (p *pacer) start() { p.since = time.Now() }
@@ -191,5 +199,7 @@ func (p *pacer) pause() {
 	if worked := time.Since(p.since); worked >= pacedSliceMin {
 		time.Sleep(pacedIdle * worked)
 		p.since = time.Now()
+	} else {
+		runtime.Gosched()
 	}
 }

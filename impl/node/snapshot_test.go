@@ -27,7 +27,7 @@ func TestSnapshots(t *testing.T) {
 	const runs = 16
 	var n *node.Node
 	var between atomic.Int64
-	defer node.SetCutPieces(1, func() {
+	defer node.SetCutPieces(16, func() { // runs of 125 keys: copied in slices
 		key := core.Key(fmt.Sprint("between-", between.Add(1)))
 		err := n.Apply(node.Request{Cmd: cmd(core.OpAdmit, core.RunID(fmt.Sprint("run-", runs-1)), key)}).Err
 		if !errors.Is(err, node.ErrStopped) { // a snapshot in progress when the test closes the node
@@ -37,6 +37,7 @@ func TestSnapshots(t *testing.T) {
 	cfg := node.Config{SnapshotEvery: 50, SnapshotCheck: 2 * time.Millisecond}
 	n, err = node.Recover(l, cfg)
 	require.NoError(t, err)
+	defer n.Close() // before the pieces are restored, if the test fails
 	for r := 0; r < runs; r++ {
 		apply(t, n, core.Command{Op: core.OpOpen, Run: core.RunID(fmt.Sprint("run-", r))})
 	}
