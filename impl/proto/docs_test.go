@@ -107,7 +107,7 @@ func TestTranscriptRequestsCanonical(t *testing.T) {
 		if resp.Error != nil {
 			continue
 		}
-		r := resultFor(req.Method)
+		r := NewResult(req.Method)
 		if err := r.(interface{ UnmarshalJSON([]byte) error }).UnmarshalJSON(resp.Result); err != nil {
 			t.Fatalf("docs/protocol.md:%d: %s result: %v", x.at, req.Method, err)
 		}
@@ -119,26 +119,4 @@ func TestTranscriptRequestsCanonical(t *testing.T) {
 	if requests < 20 || results < 15 {
 		t.Fatalf("only %d requests and %d results found in docs/protocol.md's transcripts", requests, results)
 	}
-}
-
-func resultFor(m Method) Result {
-	switch m {
-	case MethodHello:
-		return &HelloResult{}
-	case MethodOpen:
-		return &OpenResult{}
-	case MethodAdmit:
-		return &AdmitResult{}
-	case MethodDecide:
-		return &DecideResult{}
-	case MethodComplete:
-		return &CompleteResult{}
-	case MethodCancel:
-		return &CancelResult{}
-	case MethodFence:
-		return &FenceResult{}
-	case MethodStatus:
-		return &StatusResult{}
-	}
-	panic("no result type for " + m.String())
 }
