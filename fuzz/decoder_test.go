@@ -317,8 +317,8 @@ func FuzzDecodeResponse(f *testing.F) {
 			}
 			return
 		}
-		for _, r := range []proto.Result{&proto.HelloResult{}, &proto.OpenResult{}, &proto.AdmitResult{},
-			&proto.DecideResult{}, &proto.CompleteResult{}, &proto.CancelResult{}, &proto.FenceResult{}, &proto.StatusResult{}} {
+		for _, m := range proto.Methods {
+			r := proto.NewResult(m)
 			if json.Unmarshal(resp.Result, r) != nil {
 				continue
 			}
@@ -327,7 +327,7 @@ func FuzzDecodeResponse(f *testing.F) {
 			if err != nil || back.ID != resp.ID {
 				t.Fatalf("%q: re-encoded %T %q does not read back: %v", line, r, enc, err)
 			}
-			r2 := newLike(r)
+			r2 := proto.NewResult(m)
 			if err := json.Unmarshal(back.Result, r2); err != nil {
 				t.Fatalf("%q: re-encoded %T %q does not unmarshal: %v", line, r, enc, err)
 			}
@@ -344,24 +344,4 @@ func sameResponse(a, b proto.Response) bool {
 		return false
 	}
 	return a.Error == nil || *a.Error == *b.Error
-}
-
-func newLike(r proto.Result) proto.Result {
-	switch r.(type) {
-	case *proto.HelloResult:
-		return &proto.HelloResult{}
-	case *proto.OpenResult:
-		return &proto.OpenResult{}
-	case *proto.AdmitResult:
-		return &proto.AdmitResult{}
-	case *proto.DecideResult:
-		return &proto.DecideResult{}
-	case *proto.CompleteResult:
-		return &proto.CompleteResult{}
-	case *proto.CancelResult:
-		return &proto.CancelResult{}
-	case *proto.FenceResult:
-		return &proto.FenceResult{}
-	}
-	return &proto.StatusResult{}
 }

@@ -19,6 +19,14 @@ func loadTestdata(t *testing.T, spec, cfg string) *Spec {
 	return s
 }
 
+// loadSource loads an inline module and config, failing t on an error.
+func loadSource(t *testing.T, mod, cfg string) *Spec {
+	t.Helper()
+	s, err := LoadSource(mod, cfg)
+	noErr(t, err)
+	return s
+}
+
 // noErr fails the test at once on an error.
 func noErr(t *testing.T, err error) {
 	t.Helper()
@@ -97,9 +105,7 @@ func TestConstraintStatesAreNotStored(t *testing.T) {
 	// TLC 2.20 on this spec: 6 states generated, 4 distinct, depth 4, no deadlock
 	// (x = 3 has a successor, outside the constraint).
 	mod := "---- MODULE B ----\nEXTENDS Naturals\nVARIABLE x\nInit == x \\in {0, 7}\nNext == x' = x + 1\nSmall == x < 4\n====\n"
-	s, err := LoadSource(mod, "INIT Init\nNEXT Next\nCONSTRAINT Small\n")
-	noErr(t, err)
-	res, err := s.Check(Options{})
+	res, err := loadSource(t, mod, "INIT Init\nNEXT Next\nCONSTRAINT Small\n").Check(Options{})
 	noErr(t, err)
 	if res.Generated != 6 || res.Distinct != 4 || res.Depth != 4 || res.Outcome != OK {
 		t.Errorf("got %+v", res)
@@ -241,9 +247,7 @@ func TestCounterexampleIsShortest(t *testing.T) {
 	// Two ways to reach x = 3: one step of Jump or three of Step; the trace is Jump.
 	mod := "---- MODULE J ----\nEXTENDS Naturals\nVARIABLE x\nInit == x = 0\n" +
 		"Step == x' = x + 1\nJump == x = 0 /\\ x' = 3\nNext == Step \\/ Jump\nInv == x # 3\n====\n"
-	s, err := LoadSource(mod, "INIT Init\nNEXT Next\nINVARIANT Inv\n")
-	noErr(t, err)
-	res, err := s.Check(Options{})
+	res, err := loadSource(t, mod, "INIT Init\nNEXT Next\nINVARIANT Inv\n").Check(Options{})
 	noErr(t, err)
 	if len(res.Trace) != 2 || res.Trace[1].Action != "Jump" {
 		t.Errorf("trace %+v", res.Trace)
@@ -271,9 +275,7 @@ func TestBoundNamesVaryFirstFastestAsTLC(t *testing.T) {
 	// \E x \in S, y \in T the first name varies fastest.
 	mod := "---- MODULE O ----\nEXTENDS Naturals\nVARIABLE v\nInit == v = <<0, \"\">>\n" +
 		"Set(x, y) == v' = <<x, y>>\nNext == v = <<0, \"\">> /\\ \\E x \\in 1..2, y \\in {\"a\", \"b\"} : Set(x, y)\n====\n"
-	s, err := LoadSource(mod, "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n")
-	noErr(t, err)
-	g, err := s.Graph(GraphOptions{})
+	g, err := loadSource(t, mod, "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n").Graph(GraphOptions{})
 	noErr(t, err)
 	var got []string
 	for _, e := range g.Edges {

@@ -213,9 +213,7 @@ func TestRecursionDepthBoundIsExact(t *testing.T) {
 		calls int // Down(N) makes N+1 nested calls
 		fails bool
 	}{{MaxRecursionDepth, false}, {MaxRecursionDepth + 1, true}} {
-		s, err := LoadSource(mod, fmt.Sprintf("CONSTANT N = %d\nINIT Init\nNEXT Next\n", tc.calls-1))
-		noErr(t, err)
-		res, err := s.Check(Options{})
+		res, err := loadSource(t, mod, fmt.Sprintf("CONSTANT N = %d\nINIT Init\nNEXT Next\n", tc.calls-1)).Check(Options{})
 		var re *RecursionError
 		if got := errors.As(err, &re); got != tc.fails {
 			t.Errorf("%d nested calls: error %v, want a RecursionError: %v", tc.calls, err, tc.fails)

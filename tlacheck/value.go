@@ -1,6 +1,7 @@
 package tlacheck
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"sort"
@@ -393,14 +394,7 @@ func compare(a, b Value) int {
 		}
 		return 1
 	case *intV:
-		y := b.(*intV)
-		switch {
-		case x.n < y.n:
-			return -1
-		case x.n > y.n:
-			return 1
-		}
-		return 0
+		return cmp.Compare(x.n, b.(*intV).n)
 	case *strV:
 		return strings.Compare(x.s, b.(*strV).s)
 	case *modelV:

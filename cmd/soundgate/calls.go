@@ -26,9 +26,41 @@ func init() {
 	register(&command{name: "admit", summary: "ask to perform an effect now (agent)", usage: "soundgate admit [flags] RUN KEY", run: admitMain})
 	register(&command{name: "decide", summary: "approve or reject a pending approval (approver)", usage: "soundgate decide [flags] RUN KEY approve|reject", run: decideMain})
 	register(&command{name: "complete", summary: "record the outcome of an admitted effect (agent)", usage: "soundgate complete [flags] RUN KEY ok|failed", run: completeMain})
-	register(&command{name: "cancel", summary: "cancel a run (operator)", usage: "soundgate cancel [flags] RUN", run: cancelMain})
-	register(&command{name: "fence", summary: "move a run to a new epoch (operator)", usage: "soundgate fence [flags] RUN", run: fenceMain})
 	register(&command{name: "status", summary: "show a run and one of its effects", usage: "soundgate status [flags] RUN [KEY]", run: statusMain})
+	for _, rc := range runCalls {
+		register(&command{name: rc.name, summary: rc.summary, usage: rc.usage(), run: rc.main})
+	}
+}
+
+// runCall is an operator command whose only operand is RUN and that has no flags of
+// its own: its call returns the gate's answer and the line that shows it to people.
+type runCall struct {
+	name, summary, about string
+	call                 func(ctx context.Context, c *client.Client, run string) (res any, line string, err error)
+}
+
+var runCalls = []runCall{
+	{name: "cancel", summary: "cancel a run (operator)", about: "Cancels RUN: nothing of it is admitted again. Needs an operator token.",
+		call: func(ctx context.Context, c *client.Client, run string) (any, string, error) {
+			r, err := c.Cancel(ctx, run)
+			return r, fmt.Sprintf("run %s %s epoch=%d\n", r.Run, r.Status, r.Epoch), err
+		}},
+	{name: "fence", summary: "move a run to a new epoch (operator)", about: "Moves RUN to a new epoch: older attempts are fenced. Needs an operator token.",
+		call: func(ctx context.Context, c *client.Client, run string) (any, string, error) {
+			r, err := c.Fence(ctx, run)
+			return r, fmt.Sprintf("run %s epoch=%d\n", r.Run, r.Epoch), err
+		}},
+}
+
+func (rc runCall) usage() string { return "soundgate " + rc.name + " [flags] RUN" }
+
+func (rc runCall) main(args []string) int {
+	cf := newCall(rc.name, rc.usage(), rc.about)
+	return cf.runOnly(args, func(ctx context.Context, c *client.Client, run string) (any, int, error) {
+		r, line, err := rc.call(ctx, c, run)
+		cf.show(err, "%s", line)
+		return r, exitOK, err
+	})
 }
 
 // callFlags are the flags every client command shares.
@@ -95,6 +127,30 @@ func (cf *callFlags) do(f func(ctx context.Context, c *client.Client) (any, int,
 	return code
 }
 
+// runOnly runs call for a command whose only operand is RUN.
+func (cf *callFlags) runOnly(args []string, call func(ctx context.Context, c *client.Client, run string) (any, int, error)) int {
+	a, code := cf.parse(args, 1)
+	if code >= 0 {
+		return code
+	}
+	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) { return call(ctx, c, a[0]) })
+}
+
+// keyCall runs call for a command of operands RUN KEY WORD. WORD is read by parse; one
+// it does not know is a usage error that begins with words ("the outcome is ok or failed").
+func keyCall[W any](cf *callFlags, args []string, parse func(string) (W, bool), words string,
+	call func(ctx context.Context, c *client.Client, run, key string, w W) (any, int, error)) int {
+	a, code := cf.parse(args, 3)
+	if code >= 0 {
+		return code
+	}
+	w, ok := parse(a[2])
+	if !ok {
+		return fail(exitUsage, "%s, not %q", words, a[2])
+	}
+	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) { return call(ctx, c, a[0], a[1], w) })
+}
+
 // show prints a call's answer for people (not with --json), once the call succeeded.
 func (cf *callFlags) show(err error, format string, a ...any) {
 	if err == nil && !*cf.json {
@@ -117,12 +173,8 @@ func callError(err error) int {
 func openMain(args []string) int {
 	cf := newCall("open", "soundgate open [flags] RUN", "Opens RUN, active at epoch 1. Idempotent. Needs an operator token.")
 	deadline := cf.fs.Duration("deadline", 0, "time the run out after this long (0: never)")
-	a, code := cf.parse(args, 1)
-	if code >= 0 {
-		return code
-	}
-	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
-		r, err := c.Open(ctx, a[0], *deadline)
+	return cf.runOnly(args, func(ctx context.Context, c *client.Client, run string) (any, int, error) {
+		r, err := c.Open(ctx, run, *deadline)
 		cf.show(err, "run %s %s epoch=%d created=%t\n", r.Run, r.Status, r.Epoch, r.Created)
 		return r, exitOK, err
 	})
@@ -169,63 +221,23 @@ func admitMain(args []string) int {
 
 func decideMain(args []string) int {
 	cf := newCall("decide", "soundgate decide [flags] RUN KEY approve|reject", "Decides KEY's pending approval. Needs an approver token.")
-	a, code := cf.parse(args, 3)
-	if code >= 0 {
-		return code
-	}
-	d, ok := core.ParseDecision(a[2])
-	if !ok {
-		return fail(exitUsage, "the decision is approve or reject, not %q", a[2])
-	}
-	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
-		r, err := c.Decide(ctx, a[0], a[1], d)
-		cf.show(err, "decided %s repeat=%t\n", r.Decision, r.Repeat)
-		return r, exitOK, err
-	})
+	return keyCall(cf, args, core.ParseDecision, "the decision is approve or reject",
+		func(ctx context.Context, c *client.Client, run, key string, d core.Decision) (any, int, error) {
+			r, err := c.Decide(ctx, run, key, d)
+			cf.show(err, "decided %s repeat=%t\n", r.Decision, r.Repeat)
+			return r, exitOK, err
+		})
 }
 
 func completeMain(args []string) int {
 	cf := newCall("complete", "soundgate complete [flags] RUN KEY ok|failed", "Records the outcome of admitted effect KEY, returned to replays.")
 	result := cf.fs.String("result", "", "the effect's result (returned with duplicate)")
-	a, code := cf.parse(args, 3)
-	if code >= 0 {
-		return code
-	}
-	o, ok := core.ParseOutcome(a[2])
-	if !ok {
-		return fail(exitUsage, "the outcome is ok or failed, not %q", a[2])
-	}
-	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
-		r, err := c.Complete(ctx, a[0], a[1], o, *result)
-		cf.show(err, "completed repeat=%t\n", r.Repeat)
-		return r, exitOK, err
-	})
-}
-
-func cancelMain(args []string) int {
-	cf := newCall("cancel", "soundgate cancel [flags] RUN", "Cancels RUN: nothing of it is admitted again. Needs an operator token.")
-	a, code := cf.parse(args, 1)
-	if code >= 0 {
-		return code
-	}
-	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
-		r, err := c.Cancel(ctx, a[0])
-		cf.show(err, "run %s %s epoch=%d\n", r.Run, r.Status, r.Epoch)
-		return r, exitOK, err
-	})
-}
-
-func fenceMain(args []string) int {
-	cf := newCall("fence", "soundgate fence [flags] RUN", "Moves RUN to a new epoch: older attempts are fenced. Needs an operator token.")
-	a, code := cf.parse(args, 1)
-	if code >= 0 {
-		return code
-	}
-	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
-		r, err := c.Fence(ctx, a[0])
-		cf.show(err, "run %s epoch=%d\n", r.Run, r.Epoch)
-		return r, exitOK, err
-	})
+	return keyCall(cf, args, core.ParseOutcome, "the outcome is ok or failed",
+		func(ctx context.Context, c *client.Client, run, key string, o core.Outcome) (any, int, error) {
+			r, err := c.Complete(ctx, run, key, o, *result)
+			cf.show(err, "completed repeat=%t\n", r.Repeat)
+			return r, exitOK, err
+		})
 }
 
 func statusMain(args []string) int {

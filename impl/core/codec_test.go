@@ -12,11 +12,9 @@ import (
 // TestReplayRebuildsState: replaying the persisted commands (what the log keeps) gives
 // the same state and the same answers; a snapshot round-trips exactly.
 func TestReplayRebuildsState(t *testing.T) {
-	for seed := uint64(1); seed <= 50; seed++ {
-		rng := rand.New(rand.NewPCG(seed, 0))
-		g := core.New(core.DefaultLimits())
+	randomHistories(50, 0, 300, func(seed uint64, g *core.Gate, cmds []core.Command) {
 		var log [][]byte
-		for _, c := range randomCommands(rng, 300) {
+		for _, c := range cmds {
 			if rep := g.Step(c); rep.Persist {
 				log = append(log, core.AppendCommand(nil, c))
 			}
@@ -40,7 +38,7 @@ func TestReplayRebuildsState(t *testing.T) {
 		require.Equal(t, okg, oks)
 		require.Equal(t, ng, ns)
 		require.Equal(t, rg, rs)
-	}
+	})
 }
 
 func TestCodecRejectsGarbage(t *testing.T) {
@@ -131,10 +129,18 @@ var snapshotOneEffect = []byte{
 	0, // result: empty
 }
 
-// Offsets into snapshotOneEffect.
+// Offsets into snapshotOneEffect: the run's status and epoch, and the effect's fields
+// from its status on, one byte each.
 const (
 	offRunStatus    = 4
+	offRunEpoch     = offRunStatus + 1
 	offEffectStatus = 10
+	offGated        = offEffectStatus + 1
+	offApproved     = offGated + 1
+	offOutcome      = offApproved + 1
+	offPending      = offOutcome + 1
+	offEffEpoch     = offPending + 1
+	offResult       = offEffEpoch + 1
 )
 
 // TestSnapshotRejectsCorruption: a snapshot that does not describe a valid state is

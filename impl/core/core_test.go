@@ -36,6 +36,14 @@ func TestCoreIsPure(t *testing.T) {
 	require.Greater(t, checked, 3)
 }
 
+// randomHistories calls f for seeds 1 to seeds with a new gate (default limits) and n
+// random commands of that seed; stream keeps one test's histories apart from another's.
+func randomHistories(seeds, stream uint64, n int, f func(seed uint64, g *core.Gate, cmds []core.Command)) {
+	for seed := uint64(1); seed <= seeds; seed++ {
+		f(seed, core.New(core.DefaultLimits()), randomCommands(rand.New(rand.NewPCG(seed, stream)), n))
+	}
+}
+
 // randomCommands generates a command mix over few runs and keys, so that every action
 // and answer is frequent.
 func randomCommands(rng *rand.Rand, n int) []core.Command {

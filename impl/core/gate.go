@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"container/heap"
 	"slices"
 )
@@ -507,15 +508,7 @@ func (g *Gate) Effects(r RunID) []EffectView {
 	for k, e := range run.effects {
 		out = append(out, EffectView{Key: k, Effect: e})
 	}
-	slices.SortFunc(out, func(a, b EffectView) int {
-		switch {
-		case a.Key < b.Key:
-			return -1
-		case a.Key > b.Key:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b EffectView) int { return cmp.Compare(a.Key, b.Key) })
 	return out
 }
 

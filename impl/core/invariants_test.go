@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,10 +11,8 @@ import (
 // TestInvariantsHoldOnEveryHistory: CheckInvariants finds nothing after any random
 // history of commands (with the invariants tag, Step also checks after every one).
 func TestInvariantsHoldOnEveryHistory(t *testing.T) {
-	for seed := uint64(1); seed <= 100; seed++ {
-		rng := rand.New(rand.NewPCG(seed, 3))
-		g := core.New(core.DefaultLimits())
-		for i, c := range randomCommands(rng, 200) {
+	randomHistories(100, 3, 200, func(seed uint64, g *core.Gate, cmds []core.Command) {
+		for i, c := range cmds {
 			g.Step(c)
 			if i%20 == 19 {
 				require.NoError(t, g.CheckInvariants(), "seed %d, after command %d", seed, i)
@@ -23,22 +20,13 @@ func TestInvariantsHoldOnEveryHistory(t *testing.T) {
 		}
 		timeoutDue(g, 1<<40)
 		require.NoError(t, g.CheckInvariants(), "seed %d, all deadlines passed", seed)
-	}
+	})
 }
 
 // TestInvariantsCatchBrokenStates: each state below breaks one invariant of the spec
 // or one limit (the snapshot decoder checks the encoding, not the invariants), and
 // CheckInvariants refuses it.
 func TestInvariantsCatchBrokenStates(t *testing.T) {
-	const (
-		offRunEpoch = 5
-		offGated    = 11
-		offApproved = 12
-		offOutcome  = 13
-		offPending  = 14
-		offEffEpoch = 15
-		offResult   = 16
-	)
 	var (
 		cancelled = byte(core.RunCancelled)
 		admitted  = byte(core.EffectAdmitted)

@@ -3,7 +3,6 @@ package proto_test
 import (
 	"bytes"
 	"testing"
-	"time"
 
 	. "github.com/soundgate/soundgate/impl/proto"
 	"github.com/soundgate/soundgate/impl/proto/protoref"
@@ -36,9 +35,7 @@ func BenchmarkDecodeBadAdmit(b *testing.B) {
 func benchDecode(b *testing.B, line []byte, refused bool) {
 	var d Decoder
 	var r Request
-	b.ReportAllocs()
-	b.SetBytes(int64(len(line)))
-	defer reportCPU(b, cpuTime())
+	defer measure(b, len(line))()
 	for b.Loop() {
 		if err := d.Decode(line, &r); (err != nil) != refused {
 			b.Fatalf("Decode(%s) = %v", line, err)
@@ -46,21 +43,25 @@ func benchDecode(b *testing.B, line []byte, refused bool) {
 	}
 }
 
-// reportCPU adds cpu-ns/op: the process's CPU time per operation since start. The
-// benchmarks run single-goroutine, so on a loaded machine this is close to the
-// operation's cost while ns/op (wall time) also counts the time the CPU was elsewhere.
-// (It includes the garbage collector's work, which the operation causes.)
-func reportCPU(b *testing.B, start time.Duration) {
-	if b.N > 0 {
-		b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+// measure makes b report allocations and, for size > 0, the bytes of one operation;
+// the function it returns, deferred, adds cpu-ns/op. That is the process's CPU time
+// per operation: the benchmarks run single-goroutine, so on a loaded machine it is
+// close to the operation's cost while ns/op (wall time) also counts the time the CPU
+// was elsewhere. (It includes the garbage collector's work, which the operation causes.)
+func measure(b *testing.B, size int) (stop func()) {
+	b.ReportAllocs()
+	b.SetBytes(int64(size))
+	start := cpuTime()
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+		}
 	}
 }
 
 // BenchmarkReferenceDecodeAdmit is the encoding/json reference, for comparison only.
 func BenchmarkReferenceDecodeAdmit(b *testing.B) {
-	b.ReportAllocs()
-	b.SetBytes(int64(len(admitLine)))
-	defer reportCPU(b, cpuTime())
+	defer measure(b, len(admitLine))()
 	for b.Loop() {
 		if _, err := protoref.Decode(admitLine); err != nil {
 			b.Fatal(err)
@@ -74,9 +75,7 @@ func BenchmarkReadAndDecodeAdmit(b *testing.B) {
 	stream := bytes.Repeat(append(append([]byte{}, admitLine...), '\n'), n)
 	var d Decoder
 	var req Request
-	b.ReportAllocs()
-	b.SetBytes(int64(len(stream)))
-	defer reportCPU(b, cpuTime())
+	defer measure(b, len(stream))()
 	for b.Loop() {
 		r := NewReader(bytes.NewReader(stream))
 		for i := 0; i < n; i++ {
@@ -94,8 +93,7 @@ func BenchmarkReadAndDecodeAdmit(b *testing.B) {
 // BenchmarkEncodeAdmit measures AppendRequest into a reused buffer.
 func BenchmarkEncodeAdmit(b *testing.B) {
 	buf := make([]byte, 0, 512)
-	b.ReportAllocs()
-	defer reportCPU(b, cpuTime())
+	defer measure(b, 0)()
 	for b.Loop() {
 		buf = AppendRequest(buf[:0], &admitRequest)
 	}

@@ -2,10 +2,14 @@ package proto_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/soundgate/soundgate/impl/core"
 	. "github.com/soundgate/soundgate/impl/proto"
 )
 
@@ -107,7 +111,7 @@ func TestTranscriptRequestsCanonical(t *testing.T) {
 		if resp.Error != nil {
 			continue
 		}
-		r := resultFor(req.Method)
+		r := NewResult(req.Method)
 		if err := r.(interface{ UnmarshalJSON([]byte) error }).UnmarshalJSON(resp.Result); err != nil {
 			t.Fatalf("docs/protocol.md:%d: %s result: %v", x.at, req.Method, err)
 		}
@@ -121,24 +125,130 @@ func TestTranscriptRequestsCanonical(t *testing.T) {
 	}
 }
 
-func resultFor(m Method) Result {
-	switch m {
-	case MethodHello:
-		return &HelloResult{}
-	case MethodOpen:
-		return &OpenResult{}
-	case MethodAdmit:
-		return &AdmitResult{}
-	case MethodDecide:
-		return &DecideResult{}
-	case MethodComplete:
-		return &CompleteResult{}
-	case MethodCancel:
-		return &CancelResult{}
-	case MethodFence:
-		return &FenceResult{}
-	case MethodStatus:
-		return &StatusResult{}
+// TestErrorTableDocumented: docs/protocol.md's error table ("Errors") is the wire's
+// contract and within version 1 no code or type changes meaning ("Versioning"). Every
+// row's code is the one this package sends for that data.type, every error of this
+// package and of the core has a row, and the documented code ranges are the
+// package's constants.
+func TestErrorTableDocumented(t *testing.T) {
+	section := docSection(t, protocolDoc(t), "Errors", "Limits")
+	row := regexp.MustCompile("(?m)^\\| (-32[0-9]{3}) \\| `([a-z0-9_]+)` \\|")
+	documented := map[string]int{}
+	for _, m := range row.FindAllStringSubmatch(section, -1) {
+		code, _ := strconv.Atoi(m[1])
+		documented[m[2]] = code
 	}
-	panic("no result type for " + m.String())
+	ours := map[string]int{}
+	for _, e := range append(append([]*Error{}, DecodeErrors...), ServerErrors...) {
+		ours[e.Type] = e.Code
+	}
+	for _, e := range core.Errors {
+		c, ok := CoreCode(e.Code)
+		if !ok {
+			t.Errorf("core error %q has no wire code", e.Code)
+		}
+		ours[e.Code] = c
+	}
+	for typ, code := range ours {
+		if dc, ok := documented[typ]; !ok || dc != code {
+			t.Errorf("type %q: code %d, docs/protocol.md says %d (documented: %v)", typ, code, dc, ok)
+		}
+	}
+	for typ := range documented {
+		if _, ok := ours[typ]; !ok {
+			t.Errorf("docs/protocol.md documents type %q, which nothing sends", typ)
+		}
+	}
+	for _, c := range []struct {
+		code int
+		name string
+	}{
+		{CodeParseError, "parse_error"}, {CodeInvalidRequest, "invalid_request"},
+		{CodeMethodNotFound, "unknown_method"}, {CodeInvalidParams, "wrong_type"},
+		{CodeInternal, "internal"}, {CodeUnauthenticated, "unauthenticated"},
+		{CodeForbidden, "forbidden"}, {CodeUnavailable, "unavailable"},
+		{CodeShuttingDown, "shutting_down"}, {CodeOverloaded, "overloaded"},
+		{CodeUnsupportedVersion, "unsupported_version"}, {CodeHelloRequired, "hello_required"},
+		{CodeHelloRepeated, "hello_repeated"},
+	} {
+		if documented[c.name] != c.code {
+			t.Errorf("the code of %s is %d, docs/protocol.md says %d", c.name, c.code, documented[c.name])
+		}
+	}
+	rng := regexp.MustCompile(`(-32[0-9]{3})\.\.(-32[0-9]{3}) the gate core's`).FindStringSubmatch(section)
+	if rng == nil {
+		t.Fatal(`docs/protocol.md does not state the core's code range ("-32010..-32039 the gate core's")`)
+	}
+	if first, _ := strconv.Atoi(rng[1]); first != CodeCoreFirst {
+		t.Errorf("CodeCoreFirst = %d, docs/protocol.md says %d", CodeCoreFirst, first)
+	}
+	if last, _ := strconv.Atoi(rng[2]); last != CodeCoreLast {
+		t.Errorf("CodeCoreLast = %d, docs/protocol.md says %d", CodeCoreLast, last)
+	}
+	if len(documented) < len(ours) {
+		t.Fatalf("only %d rows read from docs/protocol.md's error table", len(documented))
+	}
+}
+
+// TestLimitsDocumented: the wire's limits are the numbers of docs/protocol.md's
+// "Limits" table, which client authors build on, and the protocol version is the one
+// the page describes. The other tests use the constants on both sides (a line of
+// LineBytesMax bytes, a run of RunBytesMax+1), so a constant changed in the code
+// alone would go unnoticed by them.
+func TestLimitsDocumented(t *testing.T) {
+	text := protocolDoc(t)
+	section := docSection(t, text, "Limits", "Versioning")
+	// Each row: | name | value | error |; the numbers of the value cell, in order.
+	number := regexp.MustCompile(`[0-9][0-9,]*`)
+	rows := map[string][]int64{}
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || strings.TrimSpace(cells[1]) == "limit" {
+			continue
+		}
+		var nums []int64
+		for _, n := range number.FindAllString(cells[2], -1) {
+			v, err := strconv.ParseInt(strings.ReplaceAll(n, ",", ""), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nums = append(nums, v)
+		}
+		rows[strings.Trim(strings.TrimSpace(cells[1]), "`")] = nums
+	}
+	want := []struct {
+		row  string
+		nums []int64 // the numbers of the row's value cell
+	}{
+		{"line", []int64{LineBytesMax}},
+		{"string id", []int64{IDBytesMax}},
+		{"integer id, epoch, version", []int64{2, 53, 1}}, // "2^53-1"
+		{"nesting of arrays and objects", []int64{DepthMax}},
+		{"token", []int64{1, TokenBytesMax}},
+		{"run", []int64{1, RunBytesMax}},
+		{"key", []int64{1, KeyBytesMax}},
+		{"result", []int64{0, ResultBytesMax}},
+		{"wait_ms", []int64{0, WaitMsMax, 5}},        // "(5 minutes)"
+		{"timeout_ms", []int64{1, TimeoutMsMax, 30}}, // "(30 days)"
+	}
+	for _, w := range want {
+		got, ok := rows[w.row]
+		if !ok {
+			t.Errorf("docs/protocol.md's limits have no row %q", w.row)
+			continue
+		}
+		if fmt.Sprint(got) != fmt.Sprint(w.nums) {
+			t.Errorf("limit %q: docs/protocol.md says %v, the package %v", w.row, got, w.nums)
+		}
+	}
+	if IntMax != 1<<53-1 {
+		t.Errorf("IntMax = %d, docs/protocol.md says 2^53-1", int64(IntMax))
+	}
+	if WaitMsMax != 5*60*1000 || TimeoutMsMax != 30*24*60*60*1000 {
+		t.Errorf("WaitMsMax %d is not 5 minutes or TimeoutMsMax %d is not 30 days", WaitMsMax, int64(TimeoutMsMax))
+	}
+	page := regexp.MustCompile(`this page is version ([0-9]+)`).FindStringSubmatch(text)
+	if page == nil || page[1] != strconv.Itoa(Version) {
+		t.Errorf("Version = %d; docs/protocol.md says %q", Version, page)
+	}
 }

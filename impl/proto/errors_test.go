@@ -3,8 +3,6 @@ package proto_test
 import (
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -68,71 +66,6 @@ func TestErrorAnswers(t *testing.T) {
 	}
 	if line := AppendError(nil, ID{}, ErrParse); !strings.HasPrefix(string(line), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,`) {
 		t.Fatalf("null id error answer: %s", line)
-	}
-}
-
-// TestErrorTableDocumented: docs/protocol.md's error table ("Errors") is the wire's
-// contract and within version 1 no code or type changes meaning ("Versioning"). Every
-// row's code is the one this package sends for that data.type, every error of this
-// package and of the core has a row, and the documented code ranges are the
-// package's constants.
-func TestErrorTableDocumented(t *testing.T) {
-	section := docSection(t, protocolDoc(t), "Errors", "Limits")
-	row := regexp.MustCompile("(?m)^\\| (-32[0-9]{3}) \\| `([a-z0-9_]+)` \\|")
-	documented := map[string]int{}
-	for _, m := range row.FindAllStringSubmatch(section, -1) {
-		code, _ := strconv.Atoi(m[1])
-		documented[m[2]] = code
-	}
-	ours := map[string]int{}
-	for _, e := range append(append([]*Error{}, DecodeErrors...), ServerErrors...) {
-		ours[e.Type] = e.Code
-	}
-	for _, e := range core.Errors {
-		c, ok := CoreCode(e.Code)
-		if !ok {
-			t.Errorf("core error %q has no wire code", e.Code)
-		}
-		ours[e.Code] = c
-	}
-	for typ, code := range ours {
-		if dc, ok := documented[typ]; !ok || dc != code {
-			t.Errorf("type %q: code %d, docs/protocol.md says %d (documented: %v)", typ, code, dc, ok)
-		}
-	}
-	for typ := range documented {
-		if _, ok := ours[typ]; !ok {
-			t.Errorf("docs/protocol.md documents type %q, which nothing sends", typ)
-		}
-	}
-	for _, c := range []struct {
-		code int
-		name string
-	}{
-		{CodeParseError, "parse_error"}, {CodeInvalidRequest, "invalid_request"},
-		{CodeMethodNotFound, "unknown_method"}, {CodeInvalidParams, "wrong_type"},
-		{CodeInternal, "internal"}, {CodeUnauthenticated, "unauthenticated"},
-		{CodeForbidden, "forbidden"}, {CodeUnavailable, "unavailable"},
-		{CodeShuttingDown, "shutting_down"}, {CodeOverloaded, "overloaded"},
-		{CodeUnsupportedVersion, "unsupported_version"}, {CodeHelloRequired, "hello_required"},
-		{CodeHelloRepeated, "hello_repeated"},
-	} {
-		if documented[c.name] != c.code {
-			t.Errorf("the code of %s is %d, docs/protocol.md says %d", c.name, c.code, documented[c.name])
-		}
-	}
-	rng := regexp.MustCompile(`(-32[0-9]{3})\.\.(-32[0-9]{3}) the gate core's`).FindStringSubmatch(section)
-	if rng == nil {
-		t.Fatal(`docs/protocol.md does not state the core's code range ("-32010..-32039 the gate core's")`)
-	}
-	if first, _ := strconv.Atoi(rng[1]); first != CodeCoreFirst {
-		t.Errorf("CodeCoreFirst = %d, docs/protocol.md says %d", CodeCoreFirst, first)
-	}
-	if last, _ := strconv.Atoi(rng[2]); last != CodeCoreLast {
-		t.Errorf("CodeCoreLast = %d, docs/protocol.md says %d", CodeCoreLast, last)
-	}
-	if len(documented) < len(ours) {
-		t.Fatalf("only %d rows read from docs/protocol.md's error table", len(documented))
 	}
 }
 

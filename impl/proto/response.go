@@ -18,6 +18,27 @@ type Result interface {
 	AppendJSON(dst []byte) []byte
 }
 
+// methodResults gives each method the result type that answers it.
+var methodResults = [...]func() Result{
+	MethodHello:    func() Result { return new(HelloResult) },
+	MethodOpen:     func() Result { return new(OpenResult) },
+	MethodAdmit:    func() Result { return new(AdmitResult) },
+	MethodDecide:   func() Result { return new(DecideResult) },
+	MethodComplete: func() Result { return new(CompleteResult) },
+	MethodCancel:   func() Result { return new(CancelResult) },
+	MethodFence:    func() Result { return new(FenceResult) },
+	MethodStatus:   func() Result { return new(StatusResult) },
+}
+
+// NewResult returns a new zero result of the type that answers m, to read an answer
+// into; nil if m is not a method.
+func NewResult(m Method) Result {
+	if int(m) >= len(methodResults) || methodResults[m] == nil {
+		return nil
+	}
+	return methodResults[m]()
+}
+
 // AppendResult appends the answer line {"jsonrpc":"2.0","id":id,"result":r}, LF
 // included, to dst.
 func AppendResult(dst []byte, id ID, r Result) []byte {

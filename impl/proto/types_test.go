@@ -1,7 +1,9 @@
 package proto_test
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/soundgate/soundgate/impl/core"
@@ -56,6 +58,24 @@ func TestMethodOps(t *testing.T) {
 	}
 	if asked != len(Methods)-1 {
 		t.Errorf("%d operations have a method, want one per method but hello (%d)", asked, len(Methods)-1)
+	}
+}
+
+// TestNewResult: every method, and nothing else, has a result type, the one named after
+// it, and each call returns a new value to read an answer into.
+func TestNewResult(t *testing.T) {
+	for i := 0; i <= math.MaxUint8; i++ {
+		m := Method(i)
+		r := NewResult(m)
+		if name := m.String(); name == "invalid" {
+			if r != nil {
+				t.Errorf("NewResult(Method(%d)) = %T, want nil", i, r)
+			}
+		} else if got, want := fmt.Sprintf("%T", r), "*proto."+strings.ToUpper(name[:1])+name[1:]+"Result"; got != want {
+			t.Errorf("NewResult(%s) = %s, want %s", m, got, want)
+		} else if r == NewResult(m) {
+			t.Errorf("NewResult(%s) returned the same value twice", m)
+		}
 	}
 }
 

@@ -33,6 +33,17 @@ func benchDir(b *testing.B) string {
 	return b.TempDir()
 }
 
+// rawFile creates the plain file at path that a reference benchmark writes and syncs
+// without a log around it; it is closed when the benchmark ends.
+func rawFile(b *testing.B, path string) walfs.File {
+	f, err := walfs.OS{}.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	return f
+}
+
 func percentile(sorted []time.Duration, p float64) time.Duration {
 	if len(sorted) == 0 {
 		return 0
@@ -99,11 +110,7 @@ func BenchmarkAppendWait(b *testing.B) {
 // operation on the same disk, with no log around it. Its p50 is the floor of a lone
 // waiter's latency in BenchmarkAppendWait.
 func BenchmarkFdatasync(b *testing.B) {
-	f, err := walfs.OS{}.Create(filepath.Join(benchDir(b), "raw"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
+	f := rawFile(b, filepath.Join(benchDir(b), "raw"))
 	rec := make([]byte, benchRecordBytes+recordHeaderBytes)
 	benchWriteSync(b, f, func(int) error { _, err := f.Write(rec); return err })
 }
@@ -113,11 +120,7 @@ func BenchmarkFdatasync(b *testing.B) {
 // fdatasync per operation. It is the lower floor: the fdatasync has no size to write
 // back (docs/wal.md, reserved space).
 func BenchmarkFdatasyncReserved(b *testing.B) {
-	f, err := walfs.OS{}.Create(filepath.Join(benchDir(b), "raw-reserved"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
+	f := rawFile(b, filepath.Join(benchDir(b), "raw-reserved"))
 	rec := make([]byte, benchRecordBytes+recordHeaderBytes)
 	if err := f.Allocate(int64(b.N+1) * int64(len(rec))); err != nil {
 		b.Skipf("cannot reserve space here: %v", err)
@@ -182,11 +185,7 @@ func BenchmarkAppend(b *testing.B) {
 // machine: it reports both p50s and the p50 of the per-pair difference.
 func BenchmarkLoneWaiter(b *testing.B) {
 	dir := benchDir(b)
-	f, err := walfs.OS{}.Create(filepath.Join(dir, "raw"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
+	f := rawFile(b, filepath.Join(dir, "raw"))
 	l, err := Open(filepath.Join(dir, "log"), Options{})
 	if err != nil {
 		b.Fatal(err)

@@ -35,6 +35,17 @@ var bothFS = []struct {
 	{"fault", func(t *testing.T) (walfs.FS, string) { return walfs.NewFaultFS(), testDir }},
 }
 
+// onBothFS runs f as one subtest on each of bothFS, with its file system and the
+// directory of the log.
+func onBothFS(t *testing.T, f func(t *testing.T, fsys walfs.FS, dir string)) {
+	for _, b := range bothFS {
+		t.Run(b.name, func(t *testing.T) {
+			fsys, dir := b.fs(t)
+			f(t, fsys, dir)
+		})
+	}
+}
+
 // payload is the content of record lsn in the tests: size bytes that differ from one
 // LSN to the next.
 func payload(lsn LSN, size int) []byte {
@@ -103,13 +114,7 @@ func appendWait(t *testing.T, l *Log, rec []byte) LSN {
 // openEmpty opens the log as mustOpen does and replays it: ready for Append.
 func openEmpty(t *testing.T, fsys walfs.FS, segBytes int64) *Log {
 	t.Helper()
-	return openEmptyIn(t, fsys, testDir, segBytes)
-}
-
-// openEmptyIn is openEmpty in dir.
-func openEmptyIn(t *testing.T, fsys walfs.FS, dir string, segBytes int64) *Log {
-	t.Helper()
-	l := mustOpenIn(t, fsys, dir, segBytes)
+	l := mustOpen(t, fsys, segBytes)
 	replayAll(t, l)
 	return l
 }

@@ -14,52 +14,50 @@ import (
 // TestRoundTrip appends records of many sizes across segments, on the real file
 // system and on FaultFS, and replays them after a clean close.
 func TestRoundTrip(t *testing.T) {
-	for _, tc := range bothFS {
-		t.Run(tc.name, func(t *testing.T) {
-			fsys, dir := tc.fs(t)
-			l := openEmptyIn(t, fsys, dir, 4096)
-			sizes := []int{0, 1, 15, 16, 17, 100, 1000, 3000, 5000, 0, 7}
-			var want [][]byte
-			for i := 0; i < 60; i++ {
-				rec := payload(LSN(i+1), sizes[i%len(sizes)])
-				lsn, err := l.Append(rec)
-				if err != nil || lsn != LSN(i+1) {
-					t.Fatalf("Append %d: lsn %d, err %v", i, lsn, err)
-				}
-				want = append(want, rec)
+	onBothFS(t, func(t *testing.T, fsys walfs.FS, dir string) {
+		l := mustOpenIn(t, fsys, dir, 4096)
+		replayAll(t, l)
+		sizes := []int{0, 1, 15, 16, 17, 100, 1000, 3000, 5000, 0, 7}
+		var want [][]byte
+		for i := 0; i < 60; i++ {
+			rec := payload(LSN(i+1), sizes[i%len(sizes)])
+			lsn, err := l.Append(rec)
+			if err != nil || lsn != LSN(i+1) {
+				t.Fatalf("Append %d: lsn %d, err %v", i, lsn, err)
 			}
-			if err := l.WaitDurable(context.Background(), 60); err != nil {
-				t.Fatal(err)
+			want = append(want, rec)
+		}
+		if err := l.WaitDurable(context.Background(), 60); err != nil {
+			t.Fatal(err)
+		}
+		if got := l.Stats().Segments; got < 10 {
+			t.Errorf("segments = %d, want many with 4 KiB segments", got)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		l2, err := Open(dir, Options{FS: fsys, SegmentBytes: 4096})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l2.Close()
+		r := replayAll(t, l2)
+		if len(r.recs) != len(want) {
+			t.Fatalf("replayed %d records, want %d", len(r.recs), len(want))
+		}
+		for i := range want {
+			if r.lsns[i] != LSN(i+1) || !bytes.Equal(r.recs[i], want[i]) {
+				t.Fatalf("record %d: lsn %d, %d bytes; want lsn %d, %d bytes", i, r.lsns[i], len(r.recs[i]), i+1, len(want[i]))
 			}
-			if got := l.Stats().Segments; got < 10 {
-				t.Errorf("segments = %d, want many with 4 KiB segments", got)
-			}
-			if err := l.Close(); err != nil {
-				t.Fatal(err)
-			}
-			l2, err := Open(dir, Options{FS: fsys, SegmentBytes: 4096})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l2.Close()
-			r := replayAll(t, l2)
-			if len(r.recs) != len(want) {
-				t.Fatalf("replayed %d records, want %d", len(r.recs), len(want))
-			}
-			for i := range want {
-				if r.lsns[i] != LSN(i+1) || !bytes.Equal(r.recs[i], want[i]) {
-					t.Fatalf("record %d: lsn %d, %d bytes; want lsn %d, %d bytes", i, r.lsns[i], len(r.recs[i]), i+1, len(want[i]))
-				}
-			}
-			if l2.Last() != 60 || l2.Durable() != 60 {
-				t.Errorf("Last %d Durable %d, want 60 60", l2.Last(), l2.Durable())
-			}
-			lsn := appendWait(t, l2, []byte("after reopen"))
-			if lsn != 61 {
-				t.Errorf("next lsn %d, want 61", lsn)
-			}
-		})
-	}
+		}
+		if l2.Last() != 60 || l2.Durable() != 60 {
+			t.Errorf("Last %d Durable %d, want 60 60", l2.Last(), l2.Durable())
+		}
+		lsn := appendWait(t, l2, []byte("after reopen"))
+		if lsn != 61 {
+			t.Errorf("next lsn %d, want 61", lsn)
+		}
+	})
 }
 
 // TestCloseFlushes: records appended but never waited for are written by Close.
@@ -303,26 +301,23 @@ func TestReplayRechecks(t *testing.T) {
 // TestSecondOpenRefused: a directory has one writer; a second Open is refused with
 // ErrLocked until the first closes (or its process dies: the lock goes with it).
 func TestSecondOpenRefused(t *testing.T) {
-	for _, tc := range bothFS {
-		t.Run(tc.name, func(t *testing.T) {
-			fsys, dir := tc.fs(t)
-			l, err := Open(dir, Options{FS: fsys})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := Open(dir, Options{FS: fsys}); !errors.Is(err, ErrLocked) {
-				t.Fatalf("second Open: %v, want ErrLocked", err)
-			}
-			if err := l.Close(); err != nil {
-				t.Fatal(err)
-			}
-			l2, err := Open(dir, Options{FS: fsys})
-			if err != nil {
-				t.Fatalf("Open after Close: %v", err)
-			}
-			l2.Close()
-		})
-	}
+	onBothFS(t, func(t *testing.T, fsys walfs.FS, dir string) {
+		l, err := Open(dir, Options{FS: fsys})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Open(dir, Options{FS: fsys}); !errors.Is(err, ErrLocked) {
+			t.Fatalf("second Open: %v, want ErrLocked", err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		l2, err := Open(dir, Options{FS: fsys})
+		if err != nil {
+			t.Fatalf("Open after Close: %v", err)
+		}
+		l2.Close()
+	})
 }
 
 func ExampleOpen() {

@@ -291,80 +291,78 @@ func TestCRC32Combine(t *testing.T) {
 // and the log goes on; Close waits for a snapshot in progress, and a write after
 // Close began ends the snapshot with ErrClosed and leaves no file.
 func TestSnapshotInPieces(t *testing.T) {
-	for _, b := range bothFS {
-		t.Run(b.name, func(t *testing.T) {
-			fsys, dir := b.fs(t)
-			l := openEmptyIn(t, fsys, dir, 1024)
-			fill(t, l, 20, 104)
+	onBothFS(t, func(t *testing.T, fsys walfs.FS, dir string) {
+		l := mustOpenIn(t, fsys, dir, 1024)
+		replayAll(t, l)
+		fill(t, l, 20, 104)
 
-			aborted, err := l.BeginSnapshot(5)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := aborted.Write([]byte("never")); err != nil {
-				t.Fatal(err)
-			}
-			aborted.Abort()
-			aborted.Abort() // a second Abort does nothing
-			if names := listDir(t, fsys, dir); strings.Contains(names, tmpSuffix) || strings.Contains(names, snapshotName(5)) {
-				t.Fatalf("an aborted snapshot left %s", names)
-			}
+		aborted, err := l.BeginSnapshot(5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := aborted.Write([]byte("never")); err != nil {
+			t.Fatal(err)
+		}
+		aborted.Abort()
+		aborted.Abort() // a second Abort does nothing
+		if names := listDir(t, fsys, dir); strings.Contains(names, tmpSuffix) || strings.Contains(names, snapshotName(5)) {
+			t.Fatalf("an aborted snapshot left %s", names)
+		}
 
-			pieces := [][]byte{[]byte("first "), nil, bytes.Repeat([]byte("middle "), 1000), []byte("last")}
-			w, err := l.BeginSnapshot(12)
-			if err != nil {
-				t.Fatal(err)
+		pieces := [][]byte{[]byte("first "), nil, bytes.Repeat([]byte("middle "), 1000), []byte("last")}
+		w, err := l.BeginSnapshot(12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pieces {
+			if n, err := w.Write(p); err != nil || n != len(p) {
+				t.Fatalf("Write = %d, %v", n, err)
 			}
-			for _, p := range pieces {
-				if n, err := w.Write(p); err != nil || n != len(p) {
-					t.Fatalf("Write = %d, %v", n, err)
-				}
-			}
-			if err := w.Commit(); err != nil {
-				t.Fatal(err)
-			}
-			state := bytes.Join(pieces, nil)
-			got, err := fsys.ReadFile(walfs.Join(dir, snapshotName(12)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := encodeSnapshot(12, state); !bytes.Equal(got, want) {
-				t.Fatalf("the file written in pieces differs from the one written whole (%d and %d bytes)", len(got), len(want))
-			}
-			if n, err := w.Write([]byte("x")); n != 0 || !errors.Is(err, ErrClosed) {
-				t.Fatalf("Write after Commit = %d, %v, want 0, ErrClosed", n, err)
-			}
-			appendWait(t, l, payload(21, 104))
+		}
+		if err := w.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		state := bytes.Join(pieces, nil)
+		got, err := fsys.ReadFile(walfs.Join(dir, snapshotName(12)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := encodeSnapshot(12, state); !bytes.Equal(got, want) {
+			t.Fatalf("the file written in pieces differs from the one written whole (%d and %d bytes)", len(got), len(want))
+		}
+		if n, err := w.Write([]byte("x")); n != 0 || !errors.Is(err, ErrClosed) {
+			t.Fatalf("Write after Commit = %d, %v, want 0, ErrClosed", n, err)
+		}
+		appendWait(t, l, payload(21, 104))
 
-			// Close waits for the snapshot in progress; its next Write sees closing.
-			late, err := l.BeginSnapshot(21)
-			if err != nil {
-				t.Fatal(err)
-			}
-			closed := make(chan error)
-			go func() { closed <- l.Close() }()
-			waitClosing(t, l)
-			if n, err := late.Write([]byte("late")); n != 0 || !errors.Is(err, ErrClosed) {
-				t.Fatalf("Write once Close began = %d, %v, want 0, ErrClosed", n, err)
-			}
-			if err := <-closed; err != nil {
-				t.Fatal(err)
-			}
-			if names := listDir(t, fsys, dir); strings.Contains(names, tmpSuffix) {
-				t.Fatalf("a snapshot ended by Close left %s", names)
-			}
+		// Close waits for the snapshot in progress; its next Write sees closing.
+		late, err := l.BeginSnapshot(21)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed := make(chan error)
+		go func() { closed <- l.Close() }()
+		waitClosing(t, l)
+		if n, err := late.Write([]byte("late")); n != 0 || !errors.Is(err, ErrClosed) {
+			t.Fatalf("Write once Close began = %d, %v, want 0, ErrClosed", n, err)
+		}
+		if err := <-closed; err != nil {
+			t.Fatal(err)
+		}
+		if names := listDir(t, fsys, dir); strings.Contains(names, tmpSuffix) {
+			t.Fatalf("a snapshot ended by Close left %s", names)
+		}
 
-			l = mustOpenIn(t, fsys, dir, 1024)
-			defer l.Close()
-			r := replayAll(t, l)
-			if r.snapLSN != 12 || !bytes.Equal(r.state, state) {
-				t.Fatalf("replayed the snapshot at %d (%d bytes), want 12 (%d bytes)", r.snapLSN, len(r.state), len(state))
-			}
-			if len(r.lsns) != 9 || r.lsns[0] != 13 {
-				t.Fatalf("replayed records %v, want 13..21", r.lsns)
-			}
-		})
-	}
+		l = mustOpenIn(t, fsys, dir, 1024)
+		defer l.Close()
+		r := replayAll(t, l)
+		if r.snapLSN != 12 || !bytes.Equal(r.state, state) {
+			t.Fatalf("replayed the snapshot at %d (%d bytes), want 12 (%d bytes)", r.snapLSN, len(r.state), len(state))
+		}
+		if len(r.lsns) != 9 || r.lsns[0] != 13 {
+			t.Fatalf("replayed records %v, want 13..21", r.lsns)
+		}
+	})
 }
 
 func listDir(t *testing.T, fsys walfs.FS, dir string) string {
