@@ -14,29 +14,13 @@ import (
 	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
-// startGate runs an in-memory gate on a Unix socket and returns its address.
-func startGate(t *testing.T) string {
-	t.Helper()
-	return servertest.Start(t, servertest.Options{}).Unix
-}
-
-func dial(t *testing.T, addr, token string) *client.Client {
-	t.Helper()
-	c, err := client.Dial(context.Background(), addr, token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 // TestClientAdmitterAgainstServer runs the proxy against a real gate server: held
 // while the run is paused and forwarded after approve; denied after a fence
 // (stale_epoch: the sandboxed attempt keeps its epoch) and after cancel.
 func TestClientAdmitterAgainstServer(t *testing.T) {
 	ctx := context.Background()
-	addr := startGate(t)
-	ops, alice, agent := dial(t, addr, servertest.OperatorToken), dial(t, addr, servertest.ApproverToken), dial(t, addr, servertest.AgentToken)
+	g := servertest.Start(t, servertest.Options{})
+	ops, alice, agent := g.Dial(t, servertest.OperatorToken), g.Dial(t, servertest.ApproverToken), g.Dial(t, servertest.AgentToken)
 	if _, err := ops.Open(ctx, "r1", 0); err != nil {
 		t.Fatal(err)
 	}

@@ -18,17 +18,20 @@ import (
 
 // TestScenarios runs the contract's scenario files through the node's door.
 func TestScenarios(t *testing.T) {
-	scenario.Run(t, "../../"+scenario.Dir, func(t *testing.T) scenario.Driver {
-		d := &nodeDriver{}
-		d.n = node.New(node.Config{Now: func() core.Time { return core.Time(d.now.Load()) }})
-		t.Cleanup(d.n.Close)
-		return d
-	})
+	scenario.Run(t, "../../"+scenario.Dir, newNodeDriver)
 }
 
+// nodeDriver runs scenario commands through node.Apply, on a clock the scenario sets.
 type nodeDriver struct {
 	n   *node.Node
 	now atomic.Int64
+}
+
+func newNodeDriver(t *testing.T) scenario.Driver {
+	d := &nodeDriver{}
+	d.n = node.New(node.Config{Now: func() core.Time { return core.Time(d.now.Load()) }})
+	t.Cleanup(d.n.Close)
+	return d
 }
 
 func (d *nodeDriver) Step(c core.Command) core.Reply {

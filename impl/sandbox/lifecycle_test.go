@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,6 +140,40 @@ func TestAgentExitReapsOrphans(t *testing.T) {
 		t.Fatalf("Wait took %v: the orphans held the sandbox", d)
 	}
 	waitFor(t, "the PID namespace to empty", func() bool { return len(nsMembers(t, nsLink)) == 0 })
+}
+
+// TestSignalReachesAgent: SIGTERM sent to the sandbox is passed on to the agent by
+// the reaper, and the agent's own exit status comes back.
+func TestSignalReachesAgent(t *testing.T) {
+	kerneltest.Require(t, sandbox.Layers{})
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sb, err := sandbox.Start(sandbox.Config{
+		Argv:   []string{"sh", "-c", `trap 'echo got TERM; exit 9' TERM; echo ready; while :; do sleep 0.05; done`},
+		Env:    []string{"PATH=/usr/bin:/bin"},
+		Stdout: w,
+	})
+	w.Close() // the sandbox has its own copy: the pipe ends with the agent
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Kill()
+	r.SetReadDeadline(time.Now().Add(10 * time.Second))
+	out := bufio.NewReader(r)
+	if line, err := out.ReadString('\n'); line != "ready\n" {
+		t.Fatalf("the agent never started: %q %v", line, err)
+	}
+	if err := sb.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	code, err := sb.Wait()
+	rest, _ := io.ReadAll(out)
+	if err != nil || code != 9 || !strings.Contains(string(rest), "got TERM") {
+		t.Fatalf("exit %d %v, output %q; want 9 after the agent's trap", code, err, rest)
+	}
 }
 
 // BenchmarkStart measures the start-up cost of a sandbox: from Start to the exit of

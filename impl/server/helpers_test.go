@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/node"
 	"github.com/soundgate/soundgate/impl/server/servertest"
 	"github.com/soundgate/soundgate/impl/wal"
 )
@@ -59,14 +61,16 @@ func (l *slowLog) sync() { l.mu.Lock(); l.durable = l.last; l.cond.Broadcast(); 
 
 func (l *slowLog) lastLSN() wal.LSN { l.mu.Lock(); defer l.mu.Unlock(); return l.last }
 
-// openSynced opens run as the operator on a gate whose log is lg, and makes the open
-// durable so that its answer comes.
-func openSynced(t *testing.T, g *servertest.Gate, lg *slowLog, run string) {
+// slowGate starts a gate on lg, its clock stopped at 1, with run r open and durable
+// (the open's answer comes only then).
+func slowGate(t *testing.T, lg *slowLog) *servertest.Gate {
 	t.Helper()
+	g := servertest.Start(t, servertest.Options{Node: node.Config{Log: lg, Now: func() core.Time { return 1 }}})
 	op := g.Dial(t, servertest.OperatorToken)
 	opened := make(chan error, 1)
-	go func() { _, err := op.Open(context.Background(), run, 0); opened <- err }()
+	go func() { _, err := op.Open(context.Background(), "r", 0); opened <- err }()
 	require.Eventually(t, func() bool { return lg.lastLSN() >= 1 }, 5*time.Second, time.Millisecond)
 	lg.sync()
 	require.NoError(t, <-opened)
+	return g
 }

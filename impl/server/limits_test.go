@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/soundgate/soundgate/clients/go/client"
+	"github.com/soundgate/soundgate/impl/node"
 	"github.com/soundgate/soundgate/impl/proto"
 	"github.com/soundgate/soundgate/impl/server"
 	"github.com/soundgate/soundgate/impl/server/servertest"
@@ -19,12 +20,34 @@ import (
 
 func TestConnectionLimit(t *testing.T) {
 	g := servertest.Start(t, servertest.Options{Limits: server.Limits{ConnectionsMax: 2}})
-	ctx := context.Background()
 	for i := 0; i < 2; i++ {
 		g.Dial(t, servertest.AgentToken)
 	}
-	_, err := client.Dial(ctx, g.Unix, servertest.AgentToken)
+	_, err := g.Connect(servertest.AgentToken)
 	require.ErrorIs(t, err, proto.ErrOverloaded, "the third connection must be refused with overloaded")
+}
+
+// TestWaiterLimit: a second waiting admit beyond the node's WaitersMax is refused
+// with overloaded, before the core sees it: the refusal changes nothing.
+func TestWaiterLimit(t *testing.T) {
+	g := servertest.Start(t, servertest.Options{Node: node.Config{WaitersMax: 1}})
+	ctx := context.Background()
+	op, agent := g.Dial(t, servertest.OperatorToken), g.Dial(t, servertest.AgentToken)
+	_, err := op.Open(ctx, "r", 0)
+	require.NoError(t, err)
+	_, err = agent.Admit(ctx, "r", "g", 1, client.AdmitOptions{Gated: true})
+	require.NoError(t, err)
+	first := servertest.AdmitAsync(agent, "r", "a", 1, client.AdmitOptions{Wait: 5 * time.Second})
+	require.Eventually(t, func() bool { return g.Node.Waiting() == 1 }, 5*time.Second, time.Millisecond)
+	before := g.State(t)
+	_, err = agent.Admit(ctx, "r", "b", 1, client.AdmitOptions{Wait: 5 * time.Second})
+	require.ErrorIs(t, err, proto.ErrOverloaded, "a second waiting admit must be refused")
+	_, err = agent.Admit(ctx, "r", "g2", 1, client.AdmitOptions{Gated: true, Wait: time.Second})
+	require.ErrorIs(t, err, proto.ErrOverloaded)
+	require.Equal(t, before, g.State(t), "overloaded changed the gate's state")
+	_, err = op.Cancel(ctx, "r")
+	require.NoError(t, err)
+	require.NoError(t, (<-first).Err)
 }
 
 // A connection that never says hello is closed after HelloTimeout, so silent peers
@@ -32,10 +55,7 @@ func TestConnectionLimit(t *testing.T) {
 func TestSilentPeerIsClosed(t *testing.T) {
 	g := servertest.Start(t, servertest.Options{Limits: server.Limits{ConnectionsMax: 2, HelloTimeout: 100 * time.Millisecond}})
 	for i := 0; i < 2; i++ {
-		c := g.Raw(t)
-		c.Conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-		_, err := c.Conn.Read(make([]byte, 1))
-		require.Error(t, err, "the silent connection must be closed")
+		require.Error(t, g.Raw(t).WaitClosed(), "the silent connection must be closed")
 	}
 	require.Eventually(t, func() bool { return g.Server.Connections() == 0 }, 5*time.Second, time.Millisecond)
 	g.Dial(t, servertest.OperatorToken) // a slot is free again

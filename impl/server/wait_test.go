@@ -11,24 +11,8 @@ import (
 	"github.com/soundgate/soundgate/clients/go/client"
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/node"
-	"github.com/soundgate/soundgate/impl/proto"
 	"github.com/soundgate/soundgate/impl/server/servertest"
 )
-
-type admitOut struct {
-	res proto.AdmitResult
-	err error
-}
-
-// admitAsync admits in the background and delivers the answer on the channel.
-func admitAsync(c *client.Client, run, key string, o client.AdmitOptions) chan admitOut {
-	ch := make(chan admitOut, 1)
-	go func() {
-		r, err := c.Admit(context.Background(), run, key, 1, o)
-		ch <- admitOut{r, err}
-	}()
-	return ch
-}
 
 func waitHeld(t *testing.T, agent *client.Client, run, key string) {
 	t.Helper()
@@ -50,8 +34,8 @@ func TestHeldIsAnsweredAfterDecision(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, core.AnswerHeld, res.Answer)
 
-	sibling := admitAsync(agent, "r", "sibling", client.AdmitOptions{Wait: time.Minute})
-	gated := admitAsync(agent, "r", "gated", client.AdmitOptions{Wait: time.Minute})
+	sibling := servertest.AdmitAsync(agent, "r", "sibling", 1, client.AdmitOptions{Wait: time.Minute})
+	gated := servertest.AdmitAsync(agent, "r", "gated", 1, client.AdmitOptions{Wait: time.Minute})
 	waitHeld(t, agent, "r", "sibling")
 	select {
 	case o := <-sibling:
@@ -60,23 +44,23 @@ func TestHeldIsAnsweredAfterDecision(t *testing.T) {
 	}
 	_, err = approver.Decide(ctx, "r", "gated", core.Approve)
 	require.NoError(t, err)
-	for _, ch := range []chan admitOut{sibling, gated} {
+	for _, ch := range []<-chan servertest.Admitted{sibling, gated} {
 		o := <-ch
-		require.NoError(t, o.err)
-		require.Equal(t, core.AnswerAdmit, o.res.Answer)
+		require.NoError(t, o.Err)
+		require.Equal(t, core.AnswerAdmit, o.Res.Answer)
 	}
 
 	// A rejection answers the waiting sibling with denied(rejected).
 	_, err = agent.Admit(ctx, "r", "g2", 1, client.AdmitOptions{Gated: true})
 	require.NoError(t, err)
-	sibling = admitAsync(agent, "r", "s2", client.AdmitOptions{Wait: time.Minute})
+	sibling = servertest.AdmitAsync(agent, "r", "s2", 1, client.AdmitOptions{Wait: time.Minute})
 	waitHeld(t, agent, "r", "s2")
 	_, err = approver.Decide(ctx, "r", "g2", core.Reject)
 	require.NoError(t, err)
 	o := <-sibling
-	require.NoError(t, o.err)
-	require.Equal(t, core.AnswerDenied, o.res.Answer)
-	require.Equal(t, core.ReasonRejected, o.res.Reason)
+	require.NoError(t, o.Err)
+	require.Equal(t, core.AnswerDenied, o.Res.Answer)
+	require.Equal(t, core.ReasonRejected, o.Res.Reason)
 
 	// The wait runs out: held.
 	_, err = agent.Admit(ctx, "r", "g3", 1, client.AdmitOptions{Gated: true})
@@ -88,13 +72,13 @@ func TestHeldIsAnsweredAfterDecision(t *testing.T) {
 	require.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond)
 
 	// Cancel answers a waiting admit with denied(cancelled).
-	gated = admitAsync(agent, "r", "g3", client.AdmitOptions{Wait: time.Minute})
+	gated = servertest.AdmitAsync(agent, "r", "g3", 1, client.AdmitOptions{Wait: time.Minute})
 	require.Eventually(t, func() bool { return g.Node.Waiting() == 1 }, 5*time.Second, time.Millisecond)
 	_, err = op.Cancel(ctx, "r")
 	require.NoError(t, err)
 	o = <-gated
-	require.NoError(t, o.err)
-	require.Equal(t, core.ReasonCancelled, o.res.Reason)
+	require.NoError(t, o.Err)
+	require.Equal(t, core.ReasonCancelled, o.Res.Reason)
 }
 
 // A waiting admit whose peer has gone is dropped, not admitted later for nobody.
@@ -142,41 +126,18 @@ func TestWaiterNotStrandedOnTimedOutRun(t *testing.T) {
 	require.NoError(t, err)
 	ag.Admit(ctx, "r", "g1", 1, client.AdmitOptions{Gated: true})
 	ag.Admit(ctx, "r", "g2", 1, client.AdmitOptions{Gated: true})
-	a := admitAsync(ag, "r", "a", client.AdmitOptions{Wait: 5 * time.Second})
+	a := servertest.AdmitAsync(ag, "r", "a", 1, client.AdmitOptions{Wait: 5 * time.Second})
 	require.Eventually(t, func() bool { return g.Node.Waiting() == 1 }, 5*time.Second, time.Millisecond)
-	b := admitAsync(ag, "r", "b", client.AdmitOptions{Wait: 5 * time.Second})
+	b := servertest.AdmitAsync(ag, "r", "b", 1, client.AdmitOptions{Wait: 5 * time.Second})
 	require.Eventually(t, func() bool { return g.Node.Waiting() == 2 }, 5*time.Second, time.Millisecond)
 	armed.Store(1)
 	start := time.Now()
 	_, err = ap.Decide(ctx, "r", "g1", core.Approve) // g2 still pending: a stays held, b's re-ask times r out
 	require.NoError(t, err)
-	for _, ch := range []chan admitOut{a, b} {
+	for _, ch := range []<-chan servertest.Admitted{a, b} {
 		o := <-ch
-		require.NoError(t, o.err)
-		require.Equal(t, core.ReasonTimedOut, o.res.Reason)
+		require.NoError(t, o.Err)
+		require.Equal(t, core.ReasonTimedOut, o.Res.Reason)
 	}
 	require.Less(t, time.Since(start), 2*time.Second, "a waiter was stranded on a timed-out run")
-}
-
-// TestWaiterLimit: a second waiting admit beyond the node's WaitersMax is refused
-// with overloaded, before the core sees it: the refusal changes nothing.
-func TestWaiterLimit(t *testing.T) {
-	g := servertest.Start(t, servertest.Options{Node: node.Config{WaitersMax: 1}})
-	ctx := context.Background()
-	op, agent := g.Dial(t, servertest.OperatorToken), g.Dial(t, servertest.AgentToken)
-	_, err := op.Open(ctx, "r", 0)
-	require.NoError(t, err)
-	_, err = agent.Admit(ctx, "r", "g", 1, client.AdmitOptions{Gated: true})
-	require.NoError(t, err)
-	first := admitAsync(agent, "r", "a", client.AdmitOptions{Wait: 5 * time.Second})
-	require.Eventually(t, func() bool { return g.Node.Waiting() == 1 }, 5*time.Second, time.Millisecond)
-	before := g.State(t)
-	_, err = agent.Admit(ctx, "r", "b", 1, client.AdmitOptions{Wait: 5 * time.Second})
-	require.ErrorIs(t, err, proto.ErrOverloaded, "a second waiting admit must be refused")
-	_, err = agent.Admit(ctx, "r", "g2", 1, client.AdmitOptions{Gated: true, Wait: time.Second})
-	require.ErrorIs(t, err, proto.ErrOverloaded)
-	require.Equal(t, before, g.State(t), "overloaded changed the gate's state")
-	_, err = op.Cancel(ctx, "r")
-	require.NoError(t, err)
-	require.NoError(t, (<-first).err)
 }

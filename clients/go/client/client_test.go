@@ -2,16 +2,13 @@ package client_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,99 +20,15 @@ import (
 	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
-// startGate runs an in-process gate on a Unix socket and returns its address.
-func startGate(t *testing.T) string {
-	t.Helper()
-	return servertest.Start(t, servertest.Options{}).Unix
-}
-
-// gateWithRun starts a gate, opens run "r" on it and returns its address and the
-// operator's client.
-func gateWithRun(t *testing.T) (string, *client.Client) {
-	t.Helper()
-	addr := startGate(t)
-	op := dial(t, addr, servertest.OperatorToken)
-	_, err := op.Open(context.Background(), "r", 0)
-	require.NoError(t, err)
-	return addr, op
-}
-
-// countConn counts the request lines written through it, and the admits among them.
-type countConn struct {
-	net.Conn
-	writes, admits atomic.Int64
-	hold           chan struct{} // if not nil, every write waits until it is closed
-}
-
-func (c *countConn) Write(b []byte) (int, error) {
-	c.writes.Add(1)
-	c.admits.Add(int64(bytes.Count(b, []byte(`"method":"admit"`)))) // one write may carry several lines
-	if c.hold != nil {
-		<-c.hold
-	}
-	return c.Conn.Write(b)
-}
-
-// TestConcurrentCallsShareWrites: calls made while another call's write is in
-// progress are written together by it, in one write, and all are answered.
-func TestConcurrentCallsShareWrites(t *testing.T) {
-	addr, _ := gateWithRun(t)
-	ctx := context.Background()
-	agent, cc := dialCounting(t, addr, servertest.AgentToken)
-	hold := make(chan struct{})
-	cc.hold = hold // every write waits until hold is closed
-	const calls = 50
-	errs := make(chan error, calls)
-	before := cc.writes.Load()
-	for i := range calls {
-		go func() {
-			res, err := agent.Admit(ctx, "r", fmt.Sprintf("k%d", i), 1, client.AdmitOptions{})
-			if err == nil && res.Answer != core.AnswerAdmit {
-				err = fmt.Errorf("answer %s", res.Answer)
-			}
-			errs <- err
-		}()
-	}
-	require.Eventually(t, func() bool {
-		return agent.QueuedLines() == calls-1 // one call writes; the rest wait behind it
-	}, 5*time.Second, time.Millisecond)
-	close(hold)
-	for range calls {
-		require.NoError(t, <-errs)
-	}
-	require.Equal(t, int64(calls), cc.admits.Load(), "admit lines written")
-	require.Equal(t, int64(2), cc.writes.Load()-before, "writes for %d concurrent calls (the first call's, then everything queued behind it)", calls)
-}
-
-// dialCounting connects to addr through a countConn and says hello with token.
-func dialCounting(t *testing.T, addr, token string) (*client.Client, *countConn) {
-	t.Helper()
-	nc, err := net.Dial("unix", addr)
-	require.NoError(t, err)
-	cc := &countConn{Conn: nc}
-	c := client.NewForTest(cc)
-	t.Cleanup(func() { c.Close() })
-	require.NoError(t, c.HelloForTest(context.Background(), token))
-	return c, cc
-}
-
-func dial(t *testing.T, addr, token string) *client.Client {
-	t.Helper()
-	c, err := client.Dial(context.Background(), addr, token)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 // TestNotUTF8 checks that a string field that is not UTF-8 is refused with client.ErrNotUTF8
 // naming the field, that nothing is sent, and that the connection stays usable. The
 // encoder would rewrite the bytes to U+FFFD, so "\xff" and "\xfe" would be one key.
 func TestNotUTF8(t *testing.T) {
-	addr, op := gateWithRun(t)
+	g, op := gateWithRun(t)
 	ctx := context.Background()
 	var err error
-	agent, cc := dialCounting(t, addr, servertest.AgentToken)
-	appr, ac := dialCounting(t, addr, servertest.ApproverToken)
+	agent, cc := dialCounting(t, g.Unix, servertest.AgentToken)
+	appr, ac := dialCounting(t, g.Unix, servertest.ApproverToken)
 
 	// A valid admit+complete of another binary-looking key, so that a collision would
 	// answer duplicate.
@@ -188,7 +101,7 @@ func TestNotUTF8(t *testing.T) {
 	require.Equal(t, "first", st.Effect.Result)
 
 	t.Run("dial token", func(t *testing.T) {
-		_, err := client.Dial(ctx, addr, "agent-token-\xff")
+		_, err := client.Dial(ctx, g.Unix, "agent-token-\xff")
 		require.ErrorIs(t, err, client.ErrNotUTF8)
 		require.True(t, strings.HasSuffix(err.Error(), ": token"), err.Error())
 		// Refused before dialing: no address is even tried.
@@ -201,10 +114,10 @@ func TestNotUTF8(t *testing.T) {
 // proto.LineBytesMax is refused for that call only: the connection and the calls after
 // it keep working.
 func TestRequestTooLarge(t *testing.T) {
-	addr, _ := gateWithRun(t)
+	g, _ := gateWithRun(t)
 	ctx := context.Background()
 	var err error
-	agent, cc := dialCounting(t, addr, servertest.AgentToken)
+	agent, cc := dialCounting(t, g.Unix, servertest.AgentToken)
 	_, err = agent.Admit(ctx, "r", "k", 1, client.AdmitOptions{})
 	require.NoError(t, err)
 
@@ -314,13 +227,9 @@ func TestBrokenClosesSocket(t *testing.T) {
 	require.NoError(t, err)
 	_, err = b.Write(proto.AppendError(nil, proto.ID{Kind: proto.IDNull}, proto.ErrOverloaded))
 	require.NoError(t, err)
-	select {
-	case err := <-done:
-		require.ErrorIs(t, err, client.ErrClosed)
-		require.ErrorIs(t, err, proto.ErrOverloaded)
-	case <-time.After(2 * time.Second):
-		t.Fatal("the call in flight did not fail")
-	}
+	err = within(t, done, 2*time.Second, "the call in flight did not fail")
+	require.ErrorIs(t, err, client.ErrClosed)
+	require.ErrorIs(t, err, proto.ErrOverloaded)
 	b.SetReadDeadline(time.Now().Add(2 * time.Second))
 	_, err = r.ReadByte()
 	require.ErrorIs(t, err, io.EOF, "the client must close the socket")
@@ -333,10 +242,10 @@ func TestBrokenClosesSocket(t *testing.T) {
 // socket is closed (which is what makes the gate drop the parked admit rather than
 // admit it for nobody).
 func TestBrokenDropsParkedAdmit(t *testing.T) {
-	addr, op := gateWithRun(t)
+	g, op := gateWithRun(t)
 	ctx := context.Background()
 	var err error
-	agent := dial(t, addr, servertest.AgentToken)
+	agent := g.Dial(t, servertest.AgentToken)
 	nc := agent.ConnForTest()
 	parked := make(chan error, 1)
 	go func() {
@@ -349,12 +258,7 @@ func TestBrokenDropsParkedAdmit(t *testing.T) {
 		return err == nil && st.Effect != nil
 	}, 5*time.Second, 5*time.Millisecond)
 	agent.BreakForTest(errors.New("test: broken"))
-	select {
-	case err := <-parked:
-		require.ErrorIs(t, err, client.ErrClosed)
-	case <-time.After(2 * time.Second):
-		t.Fatal("the parked admit did not fail")
-	}
+	require.ErrorIs(t, within(t, parked, 2*time.Second, "the parked admit did not fail"), client.ErrClosed)
 	_, err = nc.Write([]byte("{}\n"))
 	require.Error(t, err, "the socket must be closed")
 }
@@ -400,39 +304,27 @@ func TestAdmitWaitMs(t *testing.T) {
 // TestAdmitLongWaitAccepted checks against a real gate that an admit with a wait over
 // the gate's bound is parked (not refused as invalid) and answered by a decision.
 func TestAdmitLongWaitAccepted(t *testing.T) {
-	addr, _ := gateWithRun(t)
+	g, _ := gateWithRun(t)
 	ctx := context.Background()
-	agent := dial(t, addr, servertest.AgentToken)
-	appr := dial(t, addr, servertest.ApproverToken)
-	type answer struct {
-		res proto.AdmitResult
-		err error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		res, err := agent.Admit(ctx, "r", "k", 1, client.AdmitOptions{Gated: true, Wait: 10 * time.Minute})
-		done <- answer{res, err}
-	}()
+	agent := g.Dial(t, servertest.AgentToken)
+	appr := g.Dial(t, servertest.ApproverToken)
+	done := servertest.AdmitAsync(agent, "r", "k", 1, client.AdmitOptions{Gated: true, Wait: 10 * time.Minute})
 	require.Eventually(t, func() bool {
 		_, err := appr.Decide(ctx, "r", "k", core.Approve)
 		return err == nil
 	}, 5*time.Second, 5*time.Millisecond)
-	select {
-	case a := <-done:
-		require.NoError(t, a.err)
-		require.Equal(t, core.AnswerAdmit, a.res.Answer)
-	case <-time.After(5 * time.Second):
-		t.Fatal("the parked admit was not answered by the decision")
-	}
+	a := within(t, done, 5*time.Second, "the parked admit was not answered by the decision")
+	require.NoError(t, a.Err)
+	require.Equal(t, core.AnswerAdmit, a.Res.Answer)
 }
 
 // TestAdmitWaitNoBusyLoop checks that AdmitWait near its deadline returns the last held
 // answer instead of asking again and again with 1 ms waits.
 func TestAdmitWaitNoBusyLoop(t *testing.T) {
-	addr, _ := gateWithRun(t)
+	g, _ := gateWithRun(t)
 	ctx := context.Background()
 	var err error
-	agent, cc := dialCounting(t, addr, servertest.AgentToken)
+	agent, cc := dialCounting(t, g.Unix, servertest.AgentToken)
 	wctx, cancel := context.WithTimeout(ctx, 400*time.Millisecond)
 	defer cancel()
 	res, err := agent.AdmitWait(wctx, "r", "k", 1, true, time.Second)
@@ -442,48 +334,15 @@ func TestAdmitWaitNoBusyLoop(t *testing.T) {
 	require.NoError(t, wctx.Err(), "AdmitWait returns before the deadline")
 }
 
-// TestWriteTurnHonoursCtx checks that a call whose line waits behind another call's
-// blocked write gives up when its context ends (its line is queued: an unknown
-// outcome, as for any call whose context ends before the answer).
-func TestWriteTurnHonoursCtx(t *testing.T) {
-	a, b := net.Pipe() // nobody reads b: the first write blocks
-	defer b.Close()
-	c := client.NewForTest(a)
-	first := make(chan error, 1)
-	go func() {
-		_, err := c.Status(context.Background(), "r", "")
-		first <- err
-	}()
-	require.Eventually(t, func() bool {
-		return c.Flushing()
-	}, 2*time.Second, time.Millisecond)
-	second := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		defer cancel()
-		_, err := c.Status(ctx, "r", "")
-		second <- err
-	}()
-	select {
-	case err := <-second:
-		require.ErrorIs(t, err, context.DeadlineExceeded)
-		require.NotErrorIs(t, err, client.ErrClosed)
-	case <-time.After(2 * time.Second):
-		t.Fatal("the waiting call ignored its context")
-	}
-	c.Close()
-	require.ErrorIs(t, <-first, client.ErrClosed)
-}
-
 // TestAdmitWaitShortSteps checks that AdmitWait with a step shorter than
 // admitWaitStepMin keeps asking while time is left (it stops early only for lack of
 // time, not for a short step) and returns the answer a decision gives.
 func TestAdmitWaitShortSteps(t *testing.T) {
-	addr, op := gateWithRun(t)
+	g, op := gateWithRun(t)
 	ctx := context.Background()
 	var err error
-	agent, cc := dialCounting(t, addr, servertest.AgentToken)
-	appr := dial(t, addr, servertest.ApproverToken)
+	agent, cc := dialCounting(t, g.Unix, servertest.AgentToken)
+	appr := g.Dial(t, servertest.ApproverToken)
 	decided := make(chan error, 1)
 	go func() {
 		// Decide once the approval is pending and the agent has asked a few times.

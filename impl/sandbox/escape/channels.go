@@ -1,6 +1,9 @@
 package escape
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"syscall"
 
 	"github.com/soundgate/soundgate/impl/sandbox"
@@ -97,4 +100,37 @@ var Controls = []Control{
 	{"readonly-root off", sandbox.Layers{ReadOnlyRoot: true},
 		nil,
 		[]string{"write-file", "create-file", "dev-shm"}},
+}
+
+// ErrCaught is returned by CheckControl when a negative control shows nothing.
+var ErrCaught = errors.New("soundgate/escape: the negative control did not catch its leak")
+
+// CheckControl says whether rep (run with c.Disable) shows what c says the layer
+// closes; it returns the channels caught and an error naming what was not.
+func CheckControl(c Control, rep *Report) ([]string, error) {
+	var caught, missed []string
+	for _, name := range c.Leaks {
+		if r, ok := rep.Result(name); ok && r.NA {
+			continue
+		}
+		if r, ok := rep.Result(name); ok && r.Leaked {
+			caught = append(caught, name)
+		} else {
+			missed = append(missed, name+" (did not leak)")
+		}
+	}
+	for _, name := range c.Differs {
+		if r, ok := rep.Result(name); ok && r.NA {
+			continue
+		}
+		if r, ok := rep.Result(name); ok && !r.OK {
+			caught = append(caught, name)
+		} else {
+			missed = append(missed, name+" (answered as with every layer on)")
+		}
+	}
+	if len(missed) > 0 {
+		return caught, fmt.Errorf("%w: %s: %s", ErrCaught, c.Name, strings.Join(missed, ", "))
+	}
+	return caught, nil
 }

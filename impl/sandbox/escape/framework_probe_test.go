@@ -190,6 +190,74 @@ func requireFrameworkProbe(t *testing.T) (node, root string) {
 	return "", ""
 }
 
+// TestMediatedRun is `soundgate run` end to end against a real gate server: the agent
+// in the sandbox makes a real HTTP request while its run is paused; nothing reaches the
+// upstream until the approver approves; after a cancel the next agent's request is
+// refused and again nothing reaches the upstream.
+func TestMediatedRun(t *testing.T) {
+	kerneltest.Require(t, sandbox.Layers{})
+	ctx := context.Background()
+	ops, alice, agent := gate(t)
+	up := startSink(t)
+	hits := func() int { _, _, reqs := up.snapshot(); return len(reqs) }
+	if _, err := ops.Open(ctx, "run-1", 0); err != nil {
+		t.Fatal(err)
+	}
+	// The framework pauses the run: a gated step waits for its approval.
+	if res, err := agent.Admit(ctx, "run-1", "plan", 1, client.AdmitOptions{Gated: true}); err != nil || res.Answer != core.AnswerHeld {
+		t.Fatalf("gated admit: %+v %v", res, err)
+	}
+	runAgent := func(key string) (chan int, *bytes.Buffer) {
+		var out bytes.Buffer
+		proxy := &egress.Proxy{Admitter: &egress.ClientAdmitter{C: agent}, Run: "run-1", HeldWaitMax: 20 * time.Second}
+		done := startProxied(t, sandbox.Config{
+			Argv:     []string{exe(t)},
+			Env:      []string{"SOUNDGATE_ESCAPE_PROBE=get " + up.url + "/effect " + key, "HTTP_PROXY=http://127.0.0.1:3128"},
+			Dir:      "/",
+			ReadOnly: []string{filepath.Dir(exe(t))},
+			Stdout:   &out, Stderr: &out,
+		}, proxy)
+		return done, &out
+	}
+	done, out := runAgent("fetch-1")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st, err := agent.Status(ctx, "run-1", "fetch-1")
+		if err == nil && st.Effect != nil && st.Effect.Status == core.EffectHeld {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent's request never became held: %v %+v; agent said %q", err, st, out.String())
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	if hits() != 0 {
+		t.Fatal("the request reached the upstream while the run was paused")
+	}
+	if _, err := alice.Decide(ctx, "run-1", "plan", core.Approve); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-done:
+		if code != 0 || hits() != 1 {
+			t.Fatalf("after approve: exit %d, upstream hits %d; agent said %q", code, hits(), out.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent did not finish after approve")
+	}
+	if _, err := ops.Cancel(ctx, "run-1"); err != nil {
+		t.Fatal(err)
+	}
+	done, out = runAgent("fetch-2")
+	select {
+	case code := <-done:
+		if code != 3 || hits() != 1 || !strings.Contains(out.String(), "status 403") || !strings.Contains(out.String(), "cancelled") {
+			t.Fatalf("after cancel: exit %d, upstream hits %d; agent said %q", code, hits(), out.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent did not finish after cancel")
+	}
+}
+
 // TestFrameworkProbe runs the LangGraph.js workflow of the probes (interrupt() in
 // one node while a sibling node runs in the same superstep) inside the sandbox of
 // `soundgate run`, its effects real HTTP POSTs through the gate's proxy to a

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -599,37 +598,4 @@ func i386Supported(exe string) bool {
 		i386OK = err == nil && strings.Contains(string(out), "i386 getpid returned")
 	})
 	return i386OK
-}
-
-// ErrCaught is returned by CheckControl when a negative control shows nothing.
-var ErrCaught = errors.New("soundgate/escape: the negative control did not catch its leak")
-
-// CheckControl says whether rep (run with c.Disable) shows what c says the layer
-// closes; it returns the channels caught and an error naming what was not.
-func CheckControl(c Control, rep *Report) ([]string, error) {
-	var caught, missed []string
-	for _, name := range c.Leaks {
-		if r, ok := rep.Result(name); ok && r.NA {
-			continue
-		}
-		if r, ok := rep.Result(name); ok && r.Leaked {
-			caught = append(caught, name)
-		} else {
-			missed = append(missed, name+" (did not leak)")
-		}
-	}
-	for _, name := range c.Differs {
-		if r, ok := rep.Result(name); ok && r.NA {
-			continue
-		}
-		if r, ok := rep.Result(name); ok && !r.OK {
-			caught = append(caught, name)
-		} else {
-			missed = append(missed, name+" (answered as with every layer on)")
-		}
-	}
-	if len(missed) > 0 {
-		return caught, fmt.Errorf("%w: %s: %s", ErrCaught, c.Name, strings.Join(missed, ", "))
-	}
-	return caught, nil
 }

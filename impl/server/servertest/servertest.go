@@ -317,6 +317,34 @@ func (r *Raw) Recv(t testing.TB) proto.Response {
 	return resp
 }
 
+// WaitClosed waits at most RawTimeout for the server to close the connection and
+// returns the read's error: nil if an answer came instead, os.ErrDeadlineExceeded if
+// the connection stayed open.
+func (r *Raw) WaitClosed() error {
+	if r.r.Buffered() > 0 {
+		return nil
+	}
+	r.Conn.SetReadDeadline(time.Now().Add(RawTimeout))
+	_, err := r.Conn.Read(make([]byte, 1))
+	return err
+}
+
+// Admitted is the answer to an admit made in the background (AdmitAsync).
+type Admitted struct {
+	Res proto.AdmitResult
+	Err error
+}
+
+// AdmitAsync admits in the background, so that a test can act while the admit waits.
+func AdmitAsync(c *client.Client, run, key string, epoch uint64, o client.AdmitOptions) <-chan Admitted {
+	ch := make(chan Admitted, 1)
+	go func() {
+		res, err := c.Admit(context.Background(), run, key, epoch, o)
+		ch <- Admitted{res, err}
+	}()
+	return ch
+}
+
 // Clock is a gate clock that a test sets: pass its Now as node.Config.Now.
 type Clock struct{ ms atomic.Int64 }
 
