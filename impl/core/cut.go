@@ -41,7 +41,7 @@ type Cut struct {
 	taken   []frozenRun    // the piece Take copied last
 	buf     []frozenEffect // the effects of its runs
 	enc     int            // the index in taken of the run AppendTaken encodes next
-	encAt   int            // its next effect; -1: its head is not encoded yet
+	encAt   int            // its next entry: its head (unless a later slice), then its effects
 	part    *partRun       // the run Take copies a slice at a time, if any
 }
 
@@ -114,18 +114,15 @@ func (run *Run) save(k Key) {
 	s.keys[k] = savedEffect{effect: e, present: present, pending: pending}
 }
 
-// Take copies the next runs of the cut, about budget runs and effects in all (at
-// least one), for AppendTaken; false once every run is taken or the cut ended. A run
-// that fits what is left of the budget is copied whole; a larger one, alone in its
-// Take, a slice of the budget at a time.
+// Take copies the next runs of the cut, about budget runs and effects in all, for
+// AppendTaken; false once every run is taken or the cut ended. Runs that fit what is
+// left of the budget are copied whole; a larger one is copied from the next Take on,
+// alone, a slice of the budget at a time. Every Take copies at least one entry but
+// the one that finds a run's slices done at a budget's end.
 func (c *Cut) Take(budget int) bool {
-	c.taken, c.buf, c.enc, c.encAt = c.taken[:0], c.buf[:0], 0, -1
+	c.taken, c.buf, c.enc, c.encAt = c.taken[:0], c.buf[:0], 0, 0
 	budget = max(budget, 1)
-	for n := 0; !c.ended && n < budget; {
-		if c.part != nil {
-			n += c.takeSlice(budget - n)
-			continue
-		}
+	for n := 0; !c.ended && c.part == nil && n < budget; {
 		run := c.nextRun()
 		if run == nil {
 			break
@@ -134,29 +131,35 @@ func (c *Cut) Take(budget int) bool {
 		if run.saved != nil {
 			size = 1 + run.saved.effects
 		}
-		switch {
-		case size <= budget-n:
-			var fr frozenRun
-			fr, c.buf = run.freeze(c.buf, run.saved)
-			run.saved, run.cutGen = nil, c.gen
-			c.taken = append(c.taken, fr)
-			n += size
-			c.entries += size
-		case n > 0:
-			return true // the next Take copies it
-		default:
-			c.touch(run)
-			run.saved.copied = map[Key]struct{}{}
-			next, stop := iter.Pull2(maps.All(run.effects))
-			c.part = &partRun{run: run, nextLive: next, stop: stop}
+		if size > budget-n {
+			c.beginSlices(run)
+			break
 		}
+		var fr frozenRun
+		fr, c.buf = run.freeze(c.buf, run.saved)
+		run.saved, run.cutGen = nil, c.gen
+		c.taken = append(c.taken, fr)
+		n += size
+		c.entries += size
+	}
+	if !c.ended && c.part != nil && len(c.taken) == 0 {
+		c.takeSlice(budget)
 	}
 	return len(c.taken) > 0
 }
 
-// takeSlice copies the next slice of the run being copied in slices, at most budget
-// entries (its head counts as one), and returns how many it copied (at least one).
-func (c *Cut) takeSlice(budget int) int {
+// beginSlices makes run the one Take copies in slices: from now on it saves what
+// changes, and each key copied is marked.
+func (c *Cut) beginSlices(run *Run) {
+	c.touch(run)
+	run.saved.copied = map[Key]struct{}{}
+	next, stop := iter.Pull2(maps.All(run.effects))
+	c.part = &partRun{run: run, nextLive: next, stop: stop}
+}
+
+// takeSlice copies the next slice of the run copied in slices: budget entries (its
+// head counts as one), or what is left of it.
+func (c *Cut) takeSlice(budget int) {
 	p, s := c.part, c.part.run.saved
 	fr := frozenRun{id: p.run.ID, status: s.status, epoch: s.epoch, deadline: s.deadline, count: s.effects, cont: p.begun}
 	n, start := 0, len(c.buf)
@@ -184,7 +187,6 @@ func (c *Cut) takeSlice(budget int) int {
 		c.part = nil
 		p.run.saved, p.run.cutGen = nil, c.gen
 	}
-	return max(n, 1)
 }
 
 // nextEffect returns the next effect of the run to copy (ok false: a key to skip)
@@ -249,23 +251,21 @@ func (c *Cut) AppendHeader(buf []byte) []byte { return appendSnapshotHeader(buf,
 // the caller can yield between calls, so that no run, however large, keeps a core
 // from the goroutines that serve while it is encoded.
 func (c *Cut) AppendTaken(buf []byte, budget int) ([]byte, bool) {
-	budget = max(budget, 1)
-	for n := 0; c.enc < len(c.taken); c.enc, c.encAt = c.enc+1, -1 {
+	for n := 0; c.enc < len(c.taken); c.enc, c.encAt = c.enc+1, 0 {
 		fr := c.taken[c.enc]
-		if c.encAt < 0 && fr.cont {
-			c.encAt = 0
+		head := 1
+		if fr.cont {
+			head = 0
 		}
-		if c.encAt < 0 {
-			if n >= budget {
+		for ; c.encAt < head+len(fr.effects); c.encAt, n = c.encAt+1, n+1 {
+			if n > 0 && n >= budget {
 				return buf, true
 			}
-			buf, c.encAt, n = appendRunHead(buf, fr), 0, n+1
-		}
-		for ; c.encAt < len(fr.effects); c.encAt++ {
-			if n >= budget {
-				return buf, true
+			if c.encAt < head {
+				buf = appendRunHead(buf, fr)
+			} else {
+				buf = appendEffect(buf, fr.effects[c.encAt-head])
 			}
-			buf, n = appendEffect(buf, fr.effects[c.encAt]), n+1
 		}
 	}
 	return buf, false
@@ -279,12 +279,11 @@ func (c *Cut) End() {
 	}
 	if c.part != nil {
 		c.part.stop()
-		c.part = nil
 	}
 	for _, run := range c.touched {
 		run.saved = nil
 	}
-	c.ended, c.touched, c.taken, c.buf = true, nil, nil, nil
+	c.ended, c.touched, c.taken, c.buf, c.part = true, nil, nil, nil, nil
 	if c.g.cut == c {
 		c.g.cut = nil
 	}

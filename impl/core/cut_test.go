@@ -3,6 +3,7 @@ package core_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/soundgate/soundgate/impl/core"
@@ -108,15 +109,15 @@ func TestCutIsTheStateAtItsBeginning(t *testing.T) {
 }
 
 // TestCutTakes: Take copies about budget entries (at least one): whole runs while
-// they fit, a larger run alone and a slice at a time; nothing once the cut is taken
-// or ended.
+// they fit; a run that does not fit from the next Take on, alone and a slice at a
+// time; nothing once the cut is taken or ended.
 func TestCutTakes(t *testing.T) {
 	g := core.New(core.DefaultLimits())
-	for r := 0; r < 4; r++ {
+	for r := 0; r < 7; r++ { // run-0 to run-3 hold 1+3 entries, run-4 to run-6 one
 		id := core.RunID(fmt.Sprint("run-", r))
 		_, err := open(g, id, 0)
 		require.NoError(t, err)
-		for k := 0; k < 3; k++ {
+		for k := 0; r < 4 && k < 3; k++ {
 			_, err := admit(g, id, core.Key(fmt.Sprint("k", k)), 1, false, 0)
 			require.NoError(t, err)
 		}
@@ -126,23 +127,26 @@ func TestCutTakes(t *testing.T) {
 		budget, entries int
 		why             string
 	}{
-		{0, 1, "budget 0 takes one entry: the head of a run of 1+3, which is copied in slices"},
-		{4, 4, "the rest of that run, and not the next one, which does not fit what is left"},
-		{5, 8, "a run that fits is copied whole, and the Take stops before one that does not"},
-		{8, 16, "two runs of 1+3 fill a budget of 8"},
+		{0, 1, "budget 0 takes one entry: the head of run-0, which does not fit"},
+		{4, 4, "the rest of run-0 (a Take copies nothing but a slice)"},
+		{5, 8, "run-1 fits; run-2 does not fit what is left and waits for the next Take"},
+		{2, 10, "run-2's head and one effect"},
+		{3, 12, "the rest of run-2"},
+		{6, 18, "run-3, run-4 and run-5 fill a budget of 6 exactly"},
+		{1, 19, "run-6"},
 	} {
 		require.True(t, cut.Take(step.budget), step.why)
 		require.Equal(t, step.entries, cut.Entries(), step.why)
 	}
 	require.False(t, cut.Take(100), "every run is taken")
-	require.Equal(t, 16, cut.Entries())
+	require.Equal(t, 19, cut.Entries())
 	cut.End()
 
 	cut = g.BeginCut()
 	require.True(t, cut.Take(2))
 	cut.End()
 	require.False(t, cut.Take(100), "an ended cut takes nothing")
-	require.Equal(t, 2, cut.Entries())
+	require.Equal(t, 2, cut.Entries(), "run-0's head and one effect")
 }
 
 // TestCutCopiesALargeRunInSlices: a run copied a slice at a time is the run as it
@@ -150,9 +154,31 @@ func TestCutTakes(t *testing.T) {
 // and after their slice, deleted by a fence and made again, and new keys. Which keys
 // a slice meets first follows the map's order, so the test takes the cut many times.
 func TestCutCopiesALargeRunInSlices(t *testing.T) {
+	goroutines := runtime.NumGoroutine()
 	for range 50 {
 		cutLargeRunInSlices(t)
 	}
+	require.Equal(t, goroutines, runtime.NumGoroutine(), "a cut leaves no iterator behind")
+}
+
+// TestCutEndsInASlice: a cut ended while it copies a run in slices leaves no
+// iterator behind and the run saves nothing more.
+func TestCutEndsInASlice(t *testing.T) {
+	g := core.New(core.DefaultLimits())
+	_, err := open(g, "big", 0)
+	require.NoError(t, err)
+	for k := 0; k < 10; k++ {
+		_, err := admit(g, "big", core.Key(fmt.Sprint("k", k)), 1, false, 0)
+		require.NoError(t, err)
+	}
+	goroutines := runtime.NumGoroutine()
+	cut := g.BeginCut()
+	require.True(t, cut.Take(4))
+	require.Equal(t, 4, cut.Entries())
+	cut.End()
+	require.Equal(t, goroutines, runtime.NumGoroutine(), "End stops the iterator")
+	require.False(t, cut.Take(4))
+	g.BeginCut().End()
 }
 
 func cutLargeRunInSlices(t *testing.T) {
@@ -180,7 +206,7 @@ func cutLargeRunInSlices(t *testing.T) {
 		func() { _, err = admit(g, "big", "k30", 2, true, 0) },
 	}
 	for i := 0; cut.Take(7); i++ {
-		require.LessOrEqual(t, cut.Entries(), 7*(i+1), "a Take copies at most its budget")
+		require.Equal(t, min(41, 7*(i+1)), cut.Entries(), "a Take copies its budget")
 		if i < len(changes) {
 			changes[i]()
 			require.NoError(t, err, "change %d", i)
