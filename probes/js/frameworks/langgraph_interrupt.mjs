@@ -1,7 +1,7 @@
 // LangGraph.js: interrupt() inside one of two nodes that run in the same
 // superstep, resumed with Command({resume}) from a MemorySaver checkpoint.
 import { StateGraph, Annotation, START, END, interrupt, Command, MemorySaver } from "@langchain/langgraph";
-import { sleep, stopDrive, stopProbes, toolBody, TIMING } from "../lib/harness.mjs";
+import { approvalProbes, sleep, stopDrive, stopProbes, toolBody, TIMING } from "../lib/harness.mjs";
 
 export const meta = {
   framework: "LangGraph.js",
@@ -36,7 +36,7 @@ function siblingNode(env) {
   };
 }
 
-function build(env, { parallel, prepareFirst = false, stopOnReject = false }) {
+function build(env, { parallel, prepareFirst = false }) {
   // plan is the step that decides what the next superstep does; the
   // mediated variant's adapter registers the plan with the gate here.
   const effects = [...(prepareFirst ? ["prepare"] : []), "delete", "send_email"];
@@ -48,9 +48,9 @@ function build(env, { parallel, prepareFirst = false, stopOnReject = false }) {
   if (parallel) {
     g.addEdge("plan", "gated").addEdge("plan", "sibling").addEdge("gated", END).addEdge("sibling", END);
   } else {
+    // in sequence, a rejected plan ends before its sibling
     g.addEdge("plan", "gated");
-    if (stopOnReject) g.addConditionalEdges("gated", (s) => (s.decision === "approve" ? "sibling" : END), ["sibling", END]);
-    else g.addEdge("gated", "sibling");
+    g.addConditionalEdges("gated", (s) => (s.decision === "approve" ? "sibling" : END), ["sibling", END]);
     g.addEdge("sibling", END);
   }
   return g.compile({ checkpointer: new MemorySaver() });
@@ -58,7 +58,8 @@ function build(env, { parallel, prepareFirst = false, stopOnReject = false }) {
 
 // approvalRun invokes the graph, and while it reports interrupts, records the
 // pause, takes the decision and resumes.
-async function approvalRun(env, graph, decision, { replay = false } = {}) {
+async function approvalRun(env, { parallel, prepare, decision, replay }) {
+  const graph = build(env, { parallel, prepareFirst: prepare });
   const cfg = { configurable: { thread_id: "t1" } };
   let res = await graph.invoke({ out: [] }, cfg);
   for (let round = 0; res.__interrupt__?.length && round < 8; round++) {
@@ -94,13 +95,13 @@ async function stopRun(env, how, body, { control = false } = {}) {
 }
 
 export const probes = [
-  { property: "B1", case: "probe", about: "gated node interrupts while a sibling node runs in the same superstep; approve", run: (env) => approvalRun(env, build(env, { parallel: true }), "approve") },
-  { property: "B1", case: "control", about: "same nodes in sequence (gated, then sibling); approve", run: (env) => approvalRun(env, build(env, { parallel: false }), "approve") },
-  { property: "B2", case: "probe", about: "gated node interrupts while a sibling node runs in the same superstep; reject", run: (env) => approvalRun(env, build(env, { parallel: true }), "reject") },
-  { property: "B2", case: "control", about: "same nodes in sequence, conditional edge ends the run on reject", run: (env) => approvalRun(env, build(env, { parallel: false, stopOnReject: true }), "reject") },
-  { property: "B3", case: "probe", about: "gated node commits 'prepare' before interrupt(); resume re-executes the node", run: (env) => approvalRun(env, build(env, { parallel: true, prepareFirst: true }), "approve") },
-  { property: "B3", case: "replay-after-crash", about: "parallel nodes; approve; the run is resumed again from the checkpoint taken at the pause", run: (env) => approvalRun(env, build(env, { parallel: true }), "approve", { replay: true }) },
-  { property: "B3", case: "control", about: "no effect before interrupt(); resume after approval", run: (env) => approvalRun(env, build(env, { parallel: false }), "approve") },
+  ...approvalProbes({
+    parallel: "gated node interrupts while a sibling node runs in the same superstep",
+    sequence: "same nodes in sequence (gated, then sibling; nothing commits before interrupt()), a conditional edge ends the run on reject",
+    resume: "resume re-executes the gated node",
+    prepare: "the gated node commits 'prepare' before interrupt()",
+    replay: "the run is resumed again from the checkpoint taken at the pause",
+  }, approvalRun),
   ...stopProbes({
     cancel: "AbortSignal aborted while the node body runs",
     timeout: "invoke config timeout fires while the node body runs",

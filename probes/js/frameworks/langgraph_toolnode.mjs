@@ -5,7 +5,7 @@ import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { AIMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
-import { sendEmail, stopDrive, stopProbes, turnPlan, TIMING } from "../lib/harness.mjs";
+import { approvalProbes, sendEmail, stopDrive, stopProbes, turnPlan, TIMING } from "../lib/harness.mjs";
 
 export const meta = {
   framework: "LangGraph.js",
@@ -62,7 +62,8 @@ function build(env, turns, opts = {}) {
     .compile({ checkpointer: new MemorySaver() });
 }
 
-async function approvalRun(env, graph, decision, { replay = false } = {}) {
+async function approvalRun(env, { parallel, decision, replay }) {
+  const graph = build(env, parallel ? parallelTurns : sequentialTurns);
   const cfg = { configurable: { thread_id: "t1" } };
   let res = await graph.invoke({ messages: [{ role: "user", content: "clean up and tell ops" }] }, cfg);
   for (let round = 0; res.__interrupt__?.length && round < 8; round++) {
@@ -84,17 +85,17 @@ async function stopRun(env, how, body, { control = false } = {}) {
   await stopDrive(env, how, { control, ac, start: () => graph.invoke({ messages: [{ role: "user", content: "write it" }] }, cfg) });
 }
 
-const parallel = [[callDelete, callSend]];
-const sequential = [[callDelete], [callSend]];
+const parallelTurns = [[callDelete, callSend]];
+const sequentialTurns = [[callDelete], [callSend]];
 
 export const probes = [
-  { property: "B1", case: "probe", about: "one model turn calls delete_file (interrupts) and send_email in parallel; approve", run: (env) => approvalRun(env, build(env, parallel), "approve") },
-  { property: "B1", case: "control", about: "delete_file in one turn, send_email in the next; approve", run: (env) => approvalRun(env, build(env, sequential), "approve") },
-  { property: "B2", case: "probe", about: "parallel delete_file + send_email; reject", run: (env) => approvalRun(env, build(env, parallel), "reject") },
-  { property: "B2", case: "control", about: "delete_file alone, then send_email in the next turn; reject (the scripted model stops)", run: (env) => approvalRun(env, build(env, sequential), "reject") },
-  { property: "B3", case: "probe", about: "parallel delete_file + send_email; approve; the resumed ToolNode runs again", run: (env) => approvalRun(env, build(env, parallel), "approve") },
-  { property: "B3", case: "replay-after-crash", about: "parallel calls; approve; the run is resumed again from the checkpoint taken at the pause", run: (env) => approvalRun(env, build(env, parallel), "approve", { replay: true }) },
-  { property: "B3", case: "control", about: "sequential turns; approve", run: (env) => approvalRun(env, build(env, sequential), "approve") },
+  ...approvalProbes({
+    parallel: "one model turn calls delete_file (interrupts) and send_email in parallel",
+    sequence: "delete_file in one turn, send_email in the next",
+    resume: "the resumed ToolNode runs again",
+    reject: "the scripted model stops at the rejection",
+    replay: "the run is resumed again from the checkpoint taken at the pause",
+  }, approvalRun),
   ...stopProbes({
     cancel: "AbortSignal aborted while the tool body runs",
     timeout: "invoke config timeout fires while the tool body runs",

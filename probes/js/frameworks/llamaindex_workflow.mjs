@@ -4,7 +4,7 @@
 // while it waits and resumed from the snapshot with the human's response.
 import { createWorkflow, workflowEvent } from "@llamaindex/workflow-core";
 import { createStatefulMiddleware } from "@llamaindex/workflow-core/middleware/state";
-import { sleep, toolBody, TIMING } from "../lib/harness.mjs";
+import { approvalProbes, sleep, toolBody, TIMING } from "../lib/harness.mjs";
 
 export const meta = {
   framework: "LlamaIndex.TS workflows",
@@ -47,7 +47,8 @@ function build(env, { parallel, prepareFirst = false }) {
   return { wf, start, humanRequest, humanResponse, stop };
 }
 
-async function approvalRun(env, w, decision, { replay = false } = {}) {
+async function approvalRun(env, { parallel, prepare, decision, replay }) {
+  const w = build(env, { parallel, prepareFirst: prepare });
   const ctx = w.wf.createContext();
   ctx.sendEvent(w.start.with());
   let ask = null;
@@ -100,13 +101,14 @@ async function stopRun(env, body, { control = false } = {}) {
 }
 
 export const probes = [
-  { property: "B1", case: "probe", about: "start fans out delete (asks a human) and send_email; approve", run: (env) => approvalRun(env, build(env, { parallel: true }), "approve") },
-  { property: "B1", case: "control", about: "send_email is sent only by the human-response handler; approve", run: (env) => approvalRun(env, build(env, { parallel: false }), "approve") },
-  { property: "B2", case: "probe", about: "fan-out delete + send_email; reject", run: (env) => approvalRun(env, build(env, { parallel: true }), "reject") },
-  { property: "B2", case: "control", about: "sequential; reject", run: (env) => approvalRun(env, build(env, { parallel: false }), "reject") },
-  { property: "B3", case: "probe", about: "delete commits 'prepare' before the human request; approve; resume from the snapshot", run: (env) => approvalRun(env, build(env, { parallel: true, prepareFirst: true }), "approve") },
-  { property: "B3", case: "replay-after-crash", about: "fan-out; approve; the process crashes before a new snapshot is saved and the saved snapshot is resumed again", run: (env) => approvalRun(env, build(env, { parallel: true }), "approve", { replay: true }) },
-  { property: "B3", case: "control", about: "sequential; approve; resume from the snapshot", run: (env) => approvalRun(env, build(env, { parallel: false }), "approve") },
+  ...approvalProbes({
+    parallel: "start fans out delete (asks a human) and send_email",
+    sequence: "send_email is sent only by the human-response handler (nothing commits before the human request)",
+    resume: "resume from the snapshot",
+    reject: "the human-response handler stops the run",
+    prepare: "delete commits 'prepare' before the human request",
+    replay: "the process crashes before a new snapshot is saved and the saved snapshot is resumed again",
+  }, approvalRun),
   { property: "B4", case: "cancel/cooperative", about: "a handler throws (aborts the run) while the body runs; body observes its context.signal", run: (env) => stopRun(env, "cooperative") },
   { property: "B4", case: "cancel/uncooperative", about: "a handler throws (aborts the run) while the body runs; body ignores signals", run: (env) => stopRun(env, "uncooperative") },
   { property: "B4", case: "timeout/cooperative", unavailable: "workflow-core has no timeout primitive" },

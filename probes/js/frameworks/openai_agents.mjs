@@ -4,7 +4,7 @@
 // approval workflow does.
 import { Agent, run, tool, setTracingDisabled, Usage, RunState } from "@openai/agents";
 import { z } from "zod";
-import { sendEmail, stopDrive, stopProbes, turnPlan, TIMING } from "../lib/harness.mjs";
+import { approvalProbes, sendEmail, stopDrive, stopProbes, turnPlan, TIMING } from "../lib/harness.mjs";
 
 setTracingDisabled(true);
 
@@ -72,7 +72,8 @@ function agentFor(env, script, { body = "none", timeoutMs } = {}) {
   return new Agent({ name: "probe", instructions: "scripted", model: scriptedModel(env, script), tools: [del, send] });
 }
 
-async function approvalRun(env, agent, decision, { replay = false } = {}) {
+async function approvalRun(env, { parallel, decision, replay }) {
+  const agent = agentFor(env, parallel ? parallelTurns : sequentialTurns);
   let res = await run(agent, "clean up and tell ops");
   for (let round = 0; res.interruptions?.length && round < 8; round++) {
     const asks = res.interruptions.map((i) => i.rawItem?.name);
@@ -105,17 +106,17 @@ async function stopRun(env, how, body, { control = false } = {}) {
   });
 }
 
-const parallel = [() => [callDelete(), callSend()]];
-const sequential = [() => [callDelete()], () => [callSend()]];
+const parallelTurns = [() => [callDelete(), callSend()]];
+const sequentialTurns = [() => [callDelete()], () => [callSend()]];
 
 export const probes = [
-  { property: "B1", case: "probe", about: "one model turn calls delete_file (needsApproval) and send_email in parallel; approve", run: (env) => approvalRun(env, agentFor(env, parallel), "approve") },
-  { property: "B1", case: "control", about: "delete_file in one turn, send_email in the next; approve", run: (env) => approvalRun(env, agentFor(env, sequential), "approve") },
-  { property: "B2", case: "probe", about: "parallel delete_file + send_email; reject", run: (env) => approvalRun(env, agentFor(env, parallel), "reject") },
-  { property: "B2", case: "control", about: "delete_file alone; reject (the scripted model stops)", run: (env) => approvalRun(env, agentFor(env, sequential), "reject") },
-  { property: "B3", case: "probe", about: "parallel calls; approve; resume from the serialized RunState", run: (env) => approvalRun(env, agentFor(env, parallel), "approve") },
-  { property: "B3", case: "replay-after-crash", about: "parallel calls; approve; the worker crashes before saving the new state and the saved RunState is resumed again", run: (env) => approvalRun(env, agentFor(env, parallel), "approve", { replay: true }) },
-  { property: "B3", case: "control", about: "sequential turns; approve; resume from the serialized RunState", run: (env) => approvalRun(env, agentFor(env, sequential), "approve") },
+  ...approvalProbes({
+    parallel: "one model turn calls delete_file (needsApproval) and send_email in parallel",
+    sequence: "delete_file in one turn, send_email in the next",
+    resume: "resume from the serialized RunState",
+    reject: "the scripted model stops at the rejection",
+    replay: "the worker crashes before saving the new state and the saved RunState is resumed again",
+  }, approvalRun),
   ...stopProbes({
     cancel: "run signal aborted while the tool body runs",
     timeout: "tool timeoutMs fires while the body runs",

@@ -183,6 +183,38 @@ export function stopProbes(words, stopRun) {
 }
 
 /**
+ * approvalProbes are the B1-B3 probes of a framework: each property's probe
+ * (the gated call and its sibling in one plan) and control (the two in
+ * sequence), and for B3 the replay after a crash, each run by
+ * `approvalRun(env, { parallel, decision, prepare, replay })`. `words` name
+ * them in the probes' about: `parallel` and `sequence` the plans, `resume` how
+ * the approval resumes the run, `reject` (optional) what the rejection does,
+ * `prepare` (optional) what the B3 probe's gated call commits before its
+ * pause, `replay` how the state saved at the pause is resumed a second time;
+ * `noReplay`, when set, says why there is no replay-after-crash case.
+ */
+export function approvalProbes(words, approvalRun) {
+  const cases = [
+    ["B1", "probe", { parallel: true }],
+    ["B1", "control", { parallel: false }],
+    ["B2", "probe", { parallel: true }],
+    ["B2", "control", { parallel: false }],
+    ["B3", "probe", { parallel: true, prepare: Boolean(words.prepare) }],
+    ["B3", "replay-after-crash", { parallel: true, replay: true }],
+    ["B3", "control", { parallel: false }],
+  ];
+  const probes = [];
+  for (const [property, name, c] of cases) {
+    if (c.replay && words.noReplay) continue;
+    const a = { prepare: false, replay: false, ...c, decision: decisionFor({ property }) };
+    const after = a.decision === "reject" ? words.reject : a.replay ? words.replay : words.resume;
+    const about = [a.parallel ? words.parallel : words.sequence, a.prepare && words.prepare, a.decision, after].filter(Boolean).join("; ");
+    probes.push({ property, case: name, about, run: (env) => approvalRun(env, a) });
+  }
+  return probes;
+}
+
+/**
  * unmodifiedEnv is the environment of an unmodified probe: an effect commits
  * straight into the log at its commit point, and the human's decision and the
  * stop are recorded and handed to the framework unchanged.

@@ -1,8 +1,8 @@
-// The parts every framework probe shares: the B4 cases, the tools' bodies,
-// the plan of a model turn and the B4 drive.
+// The parts every framework probe shares: the B1-B3 and B4 cases, the tools'
+// bodies, the plan of a model turn and the B4 drive.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { sendEmail, stopDrive, stopProbes, turnPlan, unmodifiedEnv } from "../lib/harness.mjs";
+import { approvalProbes, sendEmail, stopDrive, stopProbes, turnPlan, unmodifiedEnv } from "../lib/harness.mjs";
 
 test("stopProbes builds the B4 cases in order, worded and run as the framework says", async () => {
   const calls = [];
@@ -17,6 +17,42 @@ test("stopProbes builds the B4 cases in order, worded and run as the framework s
   ]);
   for (const p of ps) await p.run(null);
   assert.deepEqual(calls, [["cancel", "cooperative", false], ["cancel", "uncooperative", false], ["timeout", "cooperative", false], ["timeout", "uncooperative", false], ["cancel", "uncooperative", true]]);
+});
+
+test("approvalProbes builds the B1-B3 cases in order, worded and run as the framework says", async () => {
+  const words = { parallel: "P", sequence: "S", resume: "resumed", reject: "stops", prepare: "prepares", replay: "replayed" };
+  const build = async (w) => {
+    const asked = [];
+    const ps = approvalProbes(w, async (_env, a) => asked.push(a));
+    for (const p of ps) await p.run(null);
+    return { rows: ps.map((p) => [p.property, p.case, p.about]), asked };
+  };
+  const a = (parallel, decision, more = {}) => ({ parallel, decision, prepare: false, replay: false, ...more });
+  assert.deepEqual(await build(words), {
+    rows: [
+      ["B1", "probe", "P; approve; resumed"],
+      ["B1", "control", "S; approve; resumed"],
+      ["B2", "probe", "P; reject; stops"],
+      ["B2", "control", "S; reject; stops"],
+      ["B3", "probe", "P; prepares; approve; resumed"],
+      ["B3", "replay-after-crash", "P; approve; replayed"],
+      ["B3", "control", "S; approve; resumed"],
+    ],
+    asked: [a(true, "approve"), a(false, "approve"), a(true, "reject"), a(false, "reject"), a(true, "approve", { prepare: true }), a(true, "approve", { replay: true }), a(false, "approve")],
+  });
+  // no reject, no prepare, no replay: the rejection says no more, the B3
+  // probe commits nothing before its pause and there is no replay case
+  assert.deepEqual(await build({ parallel: "P", sequence: "S", resume: "resumed", noReplay: "why not" }), {
+    rows: [
+      ["B1", "probe", "P; approve; resumed"],
+      ["B1", "control", "S; approve; resumed"],
+      ["B2", "probe", "P; reject"],
+      ["B2", "control", "S; reject"],
+      ["B3", "probe", "P; approve; resumed"],
+      ["B3", "control", "S; approve; resumed"],
+    ],
+    asked: [a(true, "approve"), a(false, "approve"), a(true, "reject"), a(false, "reject"), a(true, "approve"), a(false, "approve")],
+  });
 });
 
 test("turnPlan gates delete_file's effect, not send_email's", () => {

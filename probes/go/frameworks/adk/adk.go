@@ -158,9 +158,9 @@ func turns(parallel bool) [][]*genai.FunctionCall {
 	return [][]*genai.FunctionCall{{del}, {send}}
 }
 
-func approvalRun(parallel bool, decision string, replay bool) func(context.Context, harness.Env) error {
+func approvalRun(c harness.Approval) func(context.Context, harness.Env) error {
 	return func(ctx context.Context, env harness.Env) error {
-		r, sid, err := newRunner(ctx, env, turns(parallel), "")
+		r, sid, err := newRunner(ctx, env, turns(c.Parallel), "")
 		if err != nil {
 			return err
 		}
@@ -175,7 +175,7 @@ func approvalRun(parallel bool, decision string, replay bool) func(context.Conte
 				names = append(names, name)
 			}
 			pending := asks
-			err = env.Paused(ctx, plan, names, decision, func(ctx context.Context, d string) error {
+			err = env.Paused(ctx, plan, names, c.Decision, func(ctx context.Context, d string) error {
 				var parts []*genai.Part
 				for _, a := range pending {
 					parts = append(parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: a.ID, Name: toolconfirmation.FunctionCallName,
@@ -183,7 +183,7 @@ func approvalRun(parallel bool, decision string, replay bool) func(context.Conte
 				}
 				var e error
 				asks, e = turn(ctx, env, r, sid, &genai.Content{Role: genai.RoleUser, Parts: parts})
-				if e == nil && replay {
+				if e == nil && c.Replay {
 					// the client did not hear the answer and sends the confirmation again
 					env.Note("the confirmation response is delivered a second time (a client retry)")
 					_, e = turn(ctx, env, r, sid, &genai.Content{Role: genai.RoleUser, Parts: parts})
@@ -214,14 +214,12 @@ func Confirmation() harness.Framework {
 	return harness.Framework{
 		Name: "Google ADK for Go", Module: "google.golang.org/adk", ID: "adk_confirmation",
 		Primitive: "tool confirmation (RequireConfirmation) with parallel function calls",
-		Probes: append([]harness.Probe{
-			{Property: "B1", Case: "probe", About: "one model turn calls delete_file (RequireConfirmation) and send_email in parallel; approve", Run: approvalRun(true, "approve", false)},
-			{Property: "B1", Case: "control", About: "delete_file in one turn, send_email in the next; approve", Run: approvalRun(false, "approve", false)},
-			{Property: "B2", Case: "probe", About: "parallel calls; reject", Run: approvalRun(true, "reject", false)},
-			{Property: "B2", Case: "control", About: "delete_file alone; reject (the scripted model stops)", Run: approvalRun(false, "reject", false)},
-			{Property: "B3", Case: "probe", About: "parallel calls; approve; the confirmation response resumes the call", Run: approvalRun(true, "approve", false)},
-			{Property: "B3", Case: "replay-after-crash", About: "parallel calls; approve; the confirmation response is delivered a second time (a client retry after a lost answer)", Run: approvalRun(true, "approve", true)},
-			{Property: "B3", Case: "control", About: "sequential turns; approve", Run: approvalRun(false, "approve", false)},
-		}, harness.StopProbes(harness.StopWords{Context: "run context", Body: "tool", Run: "run"}, stopRun)...),
+		Probes: append(harness.ApprovalProbes(harness.ApprovalWords{
+			Parallel: "one model turn calls delete_file (RequireConfirmation) and send_email in parallel",
+			Sequence: "delete_file in one turn, send_email in the next",
+			Resume:   "the confirmation response resumes the call",
+			Reject:   "the scripted model stops at the rejection",
+			Replay:   "the confirmation response is delivered a second time (a client retry after a lost answer)",
+		}, approvalRun), harness.StopProbes(harness.StopWords{Context: "run context", Body: "tool", Run: "run"}, stopRun)...),
 	}
 }

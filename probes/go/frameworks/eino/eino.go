@@ -49,17 +49,10 @@ func askApproval(ctx context.Context, ask string) (string, error) {
 	return d, nil
 }
 
-type graphOpts struct {
-	parallel     bool
-	prepareFirst bool
-	stopOnReject bool
-	replay       bool // resume a second time from the checkpoint saved at the pause
-}
-
-func buildGraph(ctx context.Context, env harness.Env, o graphOpts, store *memStore) (compose.Runnable[map[string]any, map[string]any], error) {
+func buildGraph(ctx context.Context, env harness.Env, c harness.Approval, store *memStore) (compose.Runnable[map[string]any, map[string]any], error) {
 	g := compose.NewGraph[map[string]any, map[string]any]()
 	gated := compose.InvokableLambda(func(ctx context.Context, in map[string]any) (map[string]any, error) {
-		if o.prepareFirst {
+		if c.Prepare {
 			if _, err := env.GatedStep(ctx, "prepare", plan, harness.StepOptions{}); err != nil {
 				return nil, err
 			}
@@ -76,7 +69,8 @@ func buildGraph(ctx context.Context, env harness.Env, o graphOpts, store *memSto
 		return map[string]any{"decision": d}, nil
 	})
 	sibling := compose.InvokableLambda(func(ctx context.Context, in map[string]any) (map[string]any, error) {
-		if !o.parallel && o.stopOnReject && in["decision"] != "approve" {
+		// in sequence, the sibling sends nothing for a rejected plan
+		if !c.Parallel && in["decision"] != "approve" {
 			return map[string]any{"sibling": "skipped"}, nil
 		}
 		_ = harness.Sleep(ctx, harness.SiblingDelay)
@@ -88,7 +82,7 @@ func buildGraph(ctx context.Context, env harness.Env, o graphOpts, store *memSto
 	// plan decides what the next step does; the mediated adapter registers
 	// the plan with the gate here.
 	effects := []string{"delete", "send_email"}
-	if o.prepareFirst {
+	if c.Prepare {
 		effects = append([]string{"prepare"}, effects...)
 	}
 	planNode := compose.InvokableLambda(func(ctx context.Context, in map[string]any) (map[string]any, error) {
@@ -100,7 +94,7 @@ func buildGraph(ctx context.Context, env harness.Env, o graphOpts, store *memSto
 		}
 	}
 	var edges [][2]string
-	if o.parallel {
+	if c.Parallel {
 		edges = [][2]string{{compose.START, "plan"}, {"plan", "gated"}, {"plan", "sibling"}, {"gated", compose.END}, {"sibling", compose.END}}
 	} else {
 		edges = [][2]string{{compose.START, "plan"}, {"plan", "gated"}, {"gated", "sibling"}, {"sibling", compose.END}}
@@ -140,14 +134,14 @@ func resumeLoop(ctx context.Context, env harness.Env, decision string, invoke fu
 	return err
 }
 
-func graphRun(o graphOpts, decision string) func(context.Context, harness.Env) error {
+func graphRun(c harness.Approval) func(context.Context, harness.Env) error {
 	return func(ctx context.Context, env harness.Env) error {
 		store := &memStore{m: map[string][]byte{}}
-		r, err := buildGraph(ctx, env, o, store)
+		r, err := buildGraph(ctx, env, c, store)
 		if err != nil {
 			return err
 		}
-		return resumeLoop(ctx, env, decision, crashReplay(env, store, "t1", o.replay, func(ctx context.Context) error {
+		return resumeLoop(ctx, env, c.Decision, crashReplay(env, store, "t1", c.Replay, func(ctx context.Context) error {
 			_, err := r.Invoke(ctx, map[string]any{}, compose.WithCheckPointID("t1"))
 			return err
 		}))
@@ -259,7 +253,11 @@ func toolGraph(ctx context.Context, env harness.Env, body string, store *memStor
 
 // toolRun feeds the scripted model's turns to a ToolsNode graph, one turn
 // per run; a turn after a rejected one is not issued (the scripted model stops).
-func toolRun(turns [][]schema.ToolCall, decision string, replay bool) func(context.Context, harness.Env) error {
+func toolRun(c harness.Approval) func(context.Context, harness.Env) error {
+	turns := [][]schema.ToolCall{{callDelete}, {callSend}}
+	if c.Parallel {
+		turns = [][]schema.ToolCall{{callDelete, callSend}}
+	}
 	return func(ctx context.Context, env harness.Env) error {
 		store := &memStore{m: map[string][]byte{}}
 		r, err := toolGraph(ctx, env, "", store)
@@ -272,7 +270,7 @@ func toolRun(turns [][]schema.ToolCall, decision string, replay bool) func(conte
 			if err := planTurn(ctx, env, calls); err != nil {
 				return err
 			}
-			err := resumeLoop(ctx, env, decision, crashReplay(env, store, id, replay, func(ctx context.Context) error {
+			err := resumeLoop(ctx, env, c.Decision, crashReplay(env, store, id, c.Replay, func(ctx context.Context) error {
 				var err error
 				out, err = r.Invoke(ctx, schema.AssistantMessage("", calls), compose.WithCheckPointID(id))
 				return err
@@ -319,34 +317,27 @@ func Graph() harness.Framework {
 	return harness.Framework{
 		Name: "Eino", Module: "github.com/cloudwego/eino", ID: "eino_interrupt",
 		Primitive: "compose.Interrupt + checkpoint resume, parallel nodes in one step",
-		Probes: append([]harness.Probe{
-			{Property: "B1", Case: "probe", About: "gated node interrupts while a sibling node runs in the same step; approve", Run: graphRun(graphOpts{parallel: true}, "approve")},
-			{Property: "B1", Case: "control", About: "same nodes in sequence; approve", Run: graphRun(graphOpts{}, "approve")},
-			{Property: "B2", Case: "probe", About: "parallel nodes; reject", Run: graphRun(graphOpts{parallel: true}, "reject")},
-			{Property: "B2", Case: "control", About: "same nodes in sequence, the sibling skips on reject", Run: graphRun(graphOpts{stopOnReject: true}, "reject")},
-			{Property: "B3", Case: "probe", About: "gated node commits 'prepare' before interrupting; resume from the checkpoint", Run: graphRun(graphOpts{parallel: true, prepareFirst: true}, "approve")},
-			{Property: "B3", Case: "replay-after-crash", About: "parallel nodes; approve; the checkpoint saved at the pause is resumed a second time (a crash before the new one was saved)", Run: graphRun(graphOpts{parallel: true, replay: true}, "approve")},
-			{Property: "B3", Case: "control", About: "no effect before the interrupt; resume from the checkpoint", Run: graphRun(graphOpts{}, "approve")},
-		}, harness.StopProbes(harness.StopWords{Context: "context", Body: "node", Run: "run"}, stopRun)...),
+		Probes: append(harness.ApprovalProbes(harness.ApprovalWords{
+			Parallel: "gated node interrupts while a sibling node runs in the same step",
+			Sequence: "same nodes in sequence (nothing commits before the interrupt), the sibling skips on reject",
+			Resume:   "resume from the checkpoint",
+			Prepare:  "the gated node commits 'prepare' before interrupting",
+			Replay:   "the checkpoint saved at the pause is resumed a second time (a crash before the new one was saved)",
+		}, graphRun), harness.StopProbes(harness.StopWords{Context: "context", Body: "node", Run: "run"}, stopRun)...),
 	}
 }
 
 // ToolsNode is the probe set of the ToolsNode with parallel tool calls.
 func ToolsNode() harness.Framework {
-	parallel := [][]schema.ToolCall{{callDelete, callSend}}
-	sequential := [][]schema.ToolCall{{callDelete}, {callSend}}
 	return harness.Framework{
 		Name: "Eino", Module: "github.com/cloudwego/eino", ID: "eino_toolsnode",
 		Primitive: "ToolsNode, parallel tool calls, compose.Interrupt in a tool",
-		Probes: append([]harness.Probe{
-			{Property: "B1", Case: "probe", About: "one message calls delete_file (interrupts) and send_email in parallel; approve", Run: toolRun(parallel, "approve", false)},
-			{Property: "B1", Case: "control", About: "delete_file in one turn, send_email in the next; approve", Run: toolRun(sequential, "approve", false)},
-			{Property: "B2", Case: "probe", About: "parallel calls; reject", Run: toolRun(parallel, "reject", false)},
-			{Property: "B2", Case: "control", About: "delete_file alone; reject (the scripted model stops)", Run: toolRun(sequential, "reject", false)},
-			{Property: "B3", Case: "probe", About: "parallel calls; approve; the ToolsNode resumes from the checkpoint", Run: toolRun(parallel, "approve", false)},
-			// No replay-after-crash case: resuming the restored checkpoint a second
-			// time panics inside Eino v0.7.36 (nil pointer in ToolsNode.genToolCallTasks).
-			{Property: "B3", Case: "control", About: "sequential turns; approve", Run: toolRun(sequential, "approve", false)},
-		}, harness.StopProbes(harness.StopWords{Context: "context", Body: "tool", Run: "run"}, toolStopRun)...),
+		Probes: append(harness.ApprovalProbes(harness.ApprovalWords{
+			Parallel: "one message calls delete_file (interrupts) and send_email in parallel",
+			Sequence: "delete_file in one turn, send_email in the next",
+			Resume:   "the ToolsNode resumes from the checkpoint",
+			Reject:   "the scripted model stops at the rejection",
+			NoReplay: "resuming the restored checkpoint a second time panics inside Eino v0.7.36 (nil pointer in ToolsNode.genToolCallTasks)",
+		}, toolRun), harness.StopProbes(harness.StopWords{Context: "context", Body: "tool", Run: "run"}, toolStopRun)...),
 	}
 }

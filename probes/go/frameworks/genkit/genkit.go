@@ -140,7 +140,11 @@ func (s *setup) generate(ctx context.Context, opts ...ai.GenerateOption) (*ai.Mo
 	return genkit.Generate(ctx, instance(), append(base, opts...)...)
 }
 
-func approvalRun(turns [][]string, decision string, replay bool) func(context.Context, harness.Env) error {
+func approvalRun(c harness.Approval) func(context.Context, harness.Env) error {
+	turns := [][]string{{"delete_file"}, {"send_email"}}
+	if c.Parallel {
+		turns = [][]string{{"delete_file", "send_email"}}
+	}
 	return func(ctx context.Context, env harness.Env) error {
 		s := newSetup(env, turns, "")
 		res, err := s.generate(ctx, ai.WithPrompt("clean up and tell ops"))
@@ -151,7 +155,7 @@ func approvalRun(turns [][]string, decision string, replay bool) func(context.Co
 				asks = append(asks, p.ToolRequest.Ref)
 			}
 			prev := res
-			err = env.Paused(ctx, plan, asks, decision, func(ctx context.Context, d string) error {
+			err = env.Paused(ctx, plan, asks, c.Decision, func(ctx context.Context, d string) error {
 				var o ai.GenerateOption
 				var answers []*ai.Part
 				for _, p := range parts {
@@ -168,7 +172,7 @@ func approvalRun(turns [][]string, decision string, replay bool) func(context.Co
 				}
 				var e error
 				res, e = s.generate(ctx, ai.WithMessages(prev.History()...), o)
-				if e == nil && replay {
+				if e == nil && c.Replay {
 					// the worker crashed before it saved the new history: the
 					// saved history and the same restart are sent again
 					env.Note("crash before the new history was saved; resuming the saved history again")
@@ -193,19 +197,15 @@ func stopRun(how, body string, control bool) func(context.Context, harness.Env) 
 
 // Interrupts is the probe set of tool interrupts with parallel tool requests.
 func Interrupts() harness.Framework {
-	parallel := [][]string{{"delete_file", "send_email"}}
-	sequential := [][]string{{"delete_file"}, {"send_email"}}
 	return harness.Framework{
 		Name: "Genkit for Go", Module: "github.com/firebase/genkit/go", ID: "genkit_interrupts",
 		Primitive: "tool interrupts (ToolContext.Interrupt) with parallel tool requests",
-		Probes: append([]harness.Probe{
-			{Property: "B1", Case: "probe", About: "one model turn requests delete_file (interrupts) and send_email in parallel; approve (restart)", Run: approvalRun(parallel, "approve", false)},
-			{Property: "B1", Case: "control", About: "delete_file in one turn, send_email in the next; approve", Run: approvalRun(sequential, "approve", false)},
-			{Property: "B2", Case: "probe", About: "parallel requests; reject (respond with a rejection)", Run: approvalRun(parallel, "reject", false)},
-			{Property: "B2", Case: "control", About: "delete_file alone; reject (the scripted model stops)", Run: approvalRun(sequential, "reject", false)},
-			{Property: "B3", Case: "probe", About: "parallel requests; approve; resume with the history and a restart", Run: approvalRun(parallel, "approve", false)},
-			{Property: "B3", Case: "replay-after-crash", About: "parallel requests; approve; the saved history and the restart are sent a second time (a crash before the new history was saved)", Run: approvalRun(parallel, "approve", true)},
-			{Property: "B3", Case: "control", About: "sequential turns; approve", Run: approvalRun(sequential, "approve", false)},
-		}, harness.StopProbes(harness.StopWords{Context: "generate context", Body: "tool", Run: "generate"}, stopRun)...),
+		Probes: append(harness.ApprovalProbes(harness.ApprovalWords{
+			Parallel: "one model turn requests delete_file (interrupts) and send_email in parallel",
+			Sequence: "delete_file in one turn, send_email in the next",
+			Resume:   "resume with the history and a restart",
+			Reject:   "respond with a rejection, at which the scripted model stops",
+			Replay:   "the saved history and the restart are sent a second time (a crash before the new history was saved)",
+		}, approvalRun), harness.StopProbes(harness.StopWords{Context: "generate context", Body: "tool", Run: "generate"}, stopRun)...),
 	}
 }
