@@ -19,8 +19,9 @@ const (
 )
 
 // cutBudget is about how many runs and effects one core.Cut.Take copies under the
-// node's lock: the longest the snapshotter holds it, one run's copy aside. A variable
-// for the tests, which make it small to interleave admits with a cut.
+// node's lock: the longest the snapshotter holds it (a larger run is copied a slice
+// of it at a time). A variable for the tests, which make it small to interleave
+// admits with a cut.
 var cutBudget = 4096
 
 // encodeBudget is how many runs and effects the snapshotter encodes between two
