@@ -51,9 +51,9 @@ type partRun struct {
 	run       *Run
 	nextLive  func() (Key, Effect, bool)
 	nextSaved func() (Key, savedEffect, bool)
-	stop      func()
-	begun     bool // its head is taken
-	copied    int  // effects copied so far
+	stop      func() // the running iterator's: End calls it
+	begun     bool   // its head is taken
+	copied    int    // effects copied so far
 }
 
 // savedRun is what a cut keeps of a run that changed before the cut took it: the
@@ -183,7 +183,6 @@ func (c *Cut) takeSlice(budget int) {
 		if p.copied != s.effects {
 			panic(fmt.Sprintf("soundgate/core: a cut copied %d of the %d effects of run %q", p.copied, s.effects, p.run.ID))
 		}
-		p.stop()
 		c.part = nil
 		p.run.saved, p.run.cutGen = nil, c.gen
 	}
@@ -196,8 +195,7 @@ func (p *partRun) nextEffect() (f frozenEffect, ok, done bool) {
 	s := p.run.saved
 	if p.nextLive != nil {
 		k, e, more := p.nextLive()
-		if !more {
-			p.stop()
+		if !more { // an iterator that ran out needs no stop
 			p.nextLive = nil
 			p.nextSaved, p.stop = iter.Pull2(maps.All(s.keys))
 			return f, false, false

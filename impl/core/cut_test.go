@@ -86,7 +86,8 @@ func TestCutIsTheStateAtItsBeginning(t *testing.T) {
 			if !cut.Take(rng.IntN(6)) {
 				break
 			}
-			for more := true; more; {
+			for calls, more := 0, true; more; calls++ {
+				require.Less(t, calls, appendCallsMax, "seed %d: AppendTaken makes no progress", seed)
 				buf, more = cut.AppendTaken(buf, rng.IntN(4))
 				for range rng.IntN(3) {
 					step()
@@ -211,7 +212,7 @@ func cutLargeRunInSlices(t *testing.T) {
 			changes[i]()
 			require.NoError(t, err, "change %d", i)
 		}
-		buf = appendTaken(cut, buf)
+		buf = appendTaken(t, cut, buf)
 	}
 	cut.End()
 	h := core.New(core.DefaultLimits())
@@ -243,11 +244,11 @@ func TestCutCopiesOnWrite(t *testing.T) {
 	require.NoError(t, err)
 	_, err = admit(g, "a", "late", 2, false, 0)
 	require.NoError(t, err)
-	buf = appendTaken(cut, buf)
+	buf = appendTaken(t, cut, buf)
 	_, err = open(g, "c", 0)
 	require.NoError(t, err)
 	require.True(t, cut.Take(100))
-	buf = appendTaken(cut, buf)
+	buf = appendTaken(t, cut, buf)
 	require.False(t, cut.Take(100), "the run made during the cut is not in it")
 	cut.End()
 
@@ -283,6 +284,7 @@ func TestCutAppendsInBudgets(t *testing.T) {
 		buf := cut.AppendHeader(nil)
 		calls := 0
 		for more := true; more; calls++ {
+			require.Less(t, calls, appendCallsMax, "budget %d: AppendTaken makes no progress", budget)
 			buf, more = cut.AppendTaken(buf, budget)
 		}
 		require.Equal(t, (8+max(budget, 1)-1)/max(budget, 1), calls, "budget %d: 2 heads and 6 effects", budget)
@@ -298,9 +300,14 @@ func TestCutAppendsInBudgets(t *testing.T) {
 	}
 }
 
+// appendCallsMax bounds the AppendTaken calls of one piece in these tests: a piece
+// that is never done fails the test instead of hanging it.
+const appendCallsMax = 10_000
+
 // appendTaken encodes the whole piece Take copied last.
-func appendTaken(cut *core.Cut, buf []byte) []byte {
-	for more := true; more; {
+func appendTaken(t *testing.T, cut *core.Cut, buf []byte) []byte {
+	for calls, more := 0, true; more; calls++ {
+		require.Less(t, calls, appendCallsMax, "AppendTaken makes no progress")
 		buf, more = cut.AppendTaken(buf, 3)
 	}
 	return buf
