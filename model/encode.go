@@ -14,41 +14,19 @@ import (
 // specVars are the spec's variables in byte order, each with its writer.
 var specVars = []struct {
 	name  string
-	write func(b *strings.Builder, c Config, s State)
+	write varWriter
 }{
-	{"admitCtx", func(b *strings.Builder, c Config, s State) {
-		perEffect(b, c, s, func(e Effect) string { return ctxSetText(c, e.AdmitCtx) })
-	}},
-	{"admits", func(b *strings.Builder, c Config, s State) {
-		perEffect(b, c, s, func(e Effect) string { return strconv.Itoa(e.Admits) })
-	}},
-	{"approved", func(b *strings.Builder, c Config, s State) {
-		perEffect(b, c, s, func(e Effect) string { return tlaBool(e.Approved) })
-	}},
-	{"doomed", func(b *strings.Builder, c Config, s State) {
-		perRun(b, c, s, func(r Run) string { return keySetText(c, r.Doomed) })
-	}},
-	{"effEpoch", func(b *strings.Builder, c Config, s State) {
-		perEffect(b, c, s, func(e Effect) string { return strconv.Itoa(e.Epoch) })
-	}},
-	{"effStatus", func(b *strings.Builder, c Config, s State) {
-		perEffect(b, c, s, func(e Effect) string { return strconv.Quote(string(e.Status)) })
-	}},
-	{"gated", func(b *strings.Builder, c Config, s State) {
-		perEffect(b, c, s, func(e Effect) string { return tlaBool(e.Gated) })
-	}},
-	{"outcome", func(b *strings.Builder, c Config, s State) {
-		perEffect(b, c, s, func(e Effect) string { return strconv.Quote(e.Outcome) })
-	}},
-	{"pending", func(b *strings.Builder, c Config, s State) {
-		perRun(b, c, s, func(r Run) string { return keySetText(c, r.Pending) })
-	}},
-	{"runEpoch", func(b *strings.Builder, c Config, s State) {
-		perRun(b, c, s, func(r Run) string { return strconv.Itoa(r.Epoch) })
-	}},
-	{"runStatus", func(b *strings.Builder, c Config, s State) {
-		perRun(b, c, s, func(r Run) string { return strconv.Quote(string(r.Status)) })
-	}},
+	{"admitCtx", perEffect(func(c Config, e Effect) string { return ctxSetText(c, e.AdmitCtx) })},
+	{"admits", perEffect(func(_ Config, e Effect) string { return strconv.Itoa(e.Admits) })},
+	{"approved", perEffect(func(_ Config, e Effect) string { return tlaBool(e.Approved) })},
+	{"doomed", perRun(func(c Config, r Run) string { return keySetText(c, r.Doomed) })},
+	{"effEpoch", perEffect(func(_ Config, e Effect) string { return strconv.Itoa(e.Epoch) })},
+	{"effStatus", perEffect(func(_ Config, e Effect) string { return strconv.Quote(string(e.Status)) })},
+	{"gated", perEffect(func(_ Config, e Effect) string { return tlaBool(e.Gated) })},
+	{"outcome", perEffect(func(_ Config, e Effect) string { return strconv.Quote(e.Outcome) })},
+	{"pending", perRun(func(c Config, r Run) string { return keySetText(c, r.Pending) })},
+	{"runEpoch", perRun(func(_ Config, r Run) string { return strconv.Itoa(r.Epoch) })},
+	{"runStatus", perRun(func(_ Config, r Run) string { return strconv.Quote(string(r.Status)) })},
 }
 
 // Text is the canonical TLA+ text of s, as in the TLA+ checker's graph dump.
@@ -67,16 +45,21 @@ func (s State) Text(c Config) string {
 	return b.String()
 }
 
-// perRun writes [Runs -> X].
-func perRun(b *strings.Builder, c Config, s State, f func(Run) string) {
-	writeFunc(b, c.Runs[:len(s.Runs)], func(i int) string { return f(s.Runs[i]) })
+// varWriter writes the value of one of the spec's variables in state s.
+type varWriter func(b *strings.Builder, c Config, s State)
+
+// perRun writes a variable [Runs -> X], f giving a run's X.
+func perRun(f func(Config, Run) string) varWriter {
+	return func(b *strings.Builder, c Config, s State) {
+		writeFunc(b, c.Runs[:len(s.Runs)], func(i int) string { return f(c, s.Runs[i]) })
+	}
 }
 
-// perEffect writes [Runs -> [Keys -> X]].
-func perEffect(b *strings.Builder, c Config, s State, f func(Effect) string) {
-	perRun(b, c, s, func(r Run) string {
+// perEffect writes a variable [Runs -> [Keys -> X]], f giving an effect's X.
+func perEffect(f func(Config, Effect) string) varWriter {
+	return perRun(func(c Config, r Run) string {
 		var kb strings.Builder
-		writeFunc(&kb, c.Keys[:len(r.Effects)], func(j int) string { return f(r.Effects[j]) })
+		writeFunc(&kb, c.Keys[:len(r.Effects)], func(j int) string { return f(c, r.Effects[j]) })
 		return kb.String()
 	})
 }

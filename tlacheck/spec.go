@@ -120,11 +120,21 @@ func (s *Spec) checkExtends() error {
 func (s *Spec) declareDefinitions() error {
 	c := s.comp
 	for _, d := range s.mod.defs {
-		if _, dup := c.defs[d.name]; dup {
-			return errAt(ErrSemantic, d.p, "%s is defined twice", d.name)
+		op := &opDef{name: d.name, pos: d.p, nparams: len(d.params), ast: d, recursive: d.recursive}
+		if err := declareOnce(c.defs, ident{d.p, d.name}, op, "%s is defined twice"); err != nil {
+			return err
 		}
-		c.defs[d.name] = &opDef{name: d.name, pos: d.p, nparams: len(d.params), ast: d, recursive: d.recursive}
 	}
+	return nil
+}
+
+// declareOnce puts v in m under id's name, refusing a name declared before (twice
+// formats the error from the name).
+func declareOnce[V any](m map[string]V, id ident, v V, twice string) error {
+	if _, dup := m[id.name]; dup {
+		return errAt(ErrSemantic, id.p, twice, id.name)
+	}
+	m[id.name] = v
 	return nil
 }
 
@@ -164,10 +174,9 @@ func (s *Spec) bindConstants() error {
 func (s *Spec) declareVariables() error {
 	c := s.comp
 	for i, v := range s.mod.variables {
-		if _, dup := c.vars[v.name]; dup {
-			return errAt(ErrSemantic, v.p, "variable %s is declared twice", v.name)
+		if err := declareOnce(c.vars, v, i, "variable %s is declared twice"); err != nil {
+			return err
 		}
-		c.vars[v.name] = i
 		s.vars = append(s.vars, v.name)
 	}
 	c.varNames = s.vars

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/soundgate/soundgate/impl/wal/walfs"
 )
@@ -52,6 +53,13 @@ type Stats struct {
 	TornBytes   int64  // bytes of a torn tail that Open truncated (0: clean tail)
 }
 
+// position is an LSN of the log that is written under its mutex and read without
+// it, so that a reader of a position never waits for an appender or the committer.
+type position struct{ v atomic.Uint64 }
+
+func (p *position) load() LSN   { return LSN(p.v.Load()) }
+func (p *position) store(n LSN) { p.v.Store(uint64(n)) }
+
 // chunk is a run of encoded records bound for one segment.
 type chunk struct {
 	newSegment bool   // start segment seg before writing data
@@ -82,10 +90,10 @@ type Log struct {
 	syncCh    chan struct{} // nil while no commit is in flight
 	nextCh    chan struct{}
 	syncUpto  LSN
-	sleeping  int   // waiters asleep on syncCh or nextCh (tests look at it)
-	last      LSN   // last appended
-	durable   LSN   // last on stable storage
-	err       error // sticky *FailedError
+	sleeping  int      // waiters asleep on syncCh or nextCh (tests look at it)
+	last      position // last appended
+	durable   position // last on stable storage
+	err       error    // sticky *FailedError
 	closing   bool
 	syncing   bool // a leader (a waiter or the committer) is writing a batch
 	handoff   bool // a leader left records behind: the committer should write them
@@ -163,12 +171,13 @@ func open(fsys walfs.FS, dir string, segBytes int64, lock io.Closer) (*Log, erro
 	}
 	l := &Log{
 		fs: fsys, dir: dir, segmentBytes: segBytes,
-		nextCh: make(chan struct{}),
-		last:   rec.lastLSN, durable: rec.lastLSN,
+		nextCh:   make(chan struct{}),
 		segments: rec.segments, snapLSN: rec.snapLSN, snapState: rec.state, snapPath: rec.snapPath,
 		snapBytes: int64(snapshotHeaderBytes + len(rec.state)),
 		done:      make(chan struct{}), lock: lock, pendingMax: PendingBytesMax,
 	}
+	l.last.store(rec.lastLSN)
+	l.durable.store(rec.lastLSN)
 	l.work = sync.NewCond(&l.mu)
 	l.space = sync.NewCond(&l.mu)
 	if len(l.segments) == 0 {
@@ -322,7 +331,7 @@ func (l *Log) Append(rec []byte) (LSN, error) {
 		return 0, ErrClosed
 	}
 	l.appended = true
-	lsn := l.last + 1
+	lsn := l.last.load() + 1
 	if l.activeLen+int64(size) > l.segmentBytes && lsn > l.activeFst {
 		// The record would overflow a segment that holds records: start the next.
 		l.activeSeg++
@@ -337,7 +346,7 @@ func (l *Log) Append(rec []byte) (LSN, error) {
 	c := &l.pending[len(l.pending)-1]
 	c.data = appendRecord(c.data, lsn, rec)
 	c.last = lsn
-	l.last = lsn
+	l.last.store(lsn)
 	l.activeLen += int64(size)
 	l.pendBytes += size
 	l.stats.Records++
@@ -367,16 +376,16 @@ func (l *Log) WaitDurable(ctx context.Context, lsn LSN) error {
 	l.mu.Lock()
 	for {
 		switch {
-		case lsn <= l.durable:
+		case lsn <= l.durable.load():
 			l.mu.Unlock()
 			return nil
 		case l.err != nil:
 			err := l.err
 			l.mu.Unlock()
 			return err
-		case lsn > l.last:
+		case lsn > l.last.load():
 			l.mu.Unlock()
-			return fmt.Errorf("%w: %d (last appended %d)", ErrNotAppended, lsn, l.last)
+			return fmt.Errorf("%w: %d (last appended %d)", ErrNotAppended, lsn, l.last.load())
 		case l.closed:
 			l.mu.Unlock()
 			return ErrClosed
@@ -405,18 +414,10 @@ func (l *Log) WaitDurable(ctx context.Context, lsn LSN) error {
 }
 
 // Durable returns the LSN up to which every record is on stable storage.
-func (l *Log) Durable() LSN {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.durable
-}
+func (l *Log) Durable() LSN { return l.durable.load() }
 
 // Last returns the LSN of the last record appended (or recovered).
-func (l *Log) Last() LSN {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.last
-}
+func (l *Log) Last() LSN { return l.last.load() }
 
 // Err returns the log's sticky *FailedError, or nil while the log is healthy.
 func (l *Log) Err() error {
@@ -562,10 +563,10 @@ func (l *Log) commitLocked() {
 	}
 	// Persist before reply: durable advances only after the fdatasync.
 	last := batch[len(batch)-1].last
-	if last <= l.durable {
+	if last <= l.durable.load() {
 		panic("soundgate/wal: durable LSN would not advance")
 	}
-	l.durable = last // on disk, even if the log failed meanwhile (a snapshot's write)
+	l.durable.store(last) // on disk, even if the log failed meanwhile (a snapshot's write)
 	l.stats.Syncs++
 	if l.syncCh != nil { // nil if fail closed it while we wrote
 		close(l.syncCh)

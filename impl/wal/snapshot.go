@@ -82,7 +82,7 @@ func (l *Log) beginSnapshot(upto LSN) (*snapshotWriter, error) {
 
 func (l *Log) snapshotAllowed(upto LSN) error {
 	l.mu.Lock()
-	last, cur, err, closing := l.last, l.snapLSN, l.err, l.closing
+	last, cur, err, closing := l.last.load(), l.snapLSN, l.err, l.closing
 	l.mu.Unlock()
 	switch {
 	case err != nil:

@@ -405,6 +405,20 @@ func (m *FaultFS) enter(op Op, path string) (string, error) {
 	return path, m.fire(op, path)
 }
 
+// enterFile is enter for an operation on an existing file: it also returns the
+// file, or refuses a path that names none.
+func (m *FaultFS) enterFile(op Op, path string) (string, *inode, error) {
+	path, err := m.enter(op, path)
+	if err != nil {
+		return path, nil, err
+	}
+	n, ok := m.names[path]
+	if !ok {
+		return path, nil, pathErr(op, path, fs.ErrNotExist)
+	}
+	return path, n, nil
+}
+
 // fire counts operation op on path and runs the crash scheduled for it or the fault
 // injected for it, whose error ends the operation. Called with m.mu held.
 func (m *FaultFS) fire(op Op, path string) error {
@@ -486,13 +500,9 @@ func (m *FaultFS) Create(path string) (File, error) {
 func (m *FaultFS) OpenAppend(path string) (File, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	path, err := m.enter(OpOpenAppend, path)
+	path, n, err := m.enterFile(OpOpenAppend, path)
 	if err != nil {
 		return nil, err
-	}
-	n, ok := m.names[path]
-	if !ok {
-		return nil, pathErr(OpOpenAppend, path, fs.ErrNotExist)
 	}
 	return &faultFile{fs: m, gen: m.gen, path: path, node: n, off: int64(len(n.data))}, nil
 }
@@ -501,13 +511,9 @@ func (m *FaultFS) OpenAppend(path string) (File, error) {
 func (m *FaultFS) ReadFile(path string) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	path, err := m.enter(OpReadFile, path) // reads never crash: they are not counted as mutating
+	_, n, err := m.enterFile(OpReadFile, path) // reads never crash: they are not counted as mutating
 	if err != nil {
 		return nil, err
-	}
-	n, ok := m.names[path]
-	if !ok {
-		return nil, pathErr(OpReadFile, path, fs.ErrNotExist)
 	}
 	return append([]byte(nil), n.data...), nil
 }
@@ -539,12 +545,9 @@ func (m *FaultFS) Rename(oldPath, newPath string) error {
 func (m *FaultFS) Remove(path string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	path, err := m.enter(OpRemove, path)
+	path, _, err := m.enterFile(OpRemove, path)
 	if err != nil {
 		return err
-	}
-	if _, ok := m.names[path]; !ok {
-		return pathErr(OpRemove, path, fs.ErrNotExist)
 	}
 	delete(m.names, path)
 	d := m.dirOf(path)
@@ -658,6 +661,18 @@ func (f *faultFile) check(op Op) error {
 	return nil
 }
 
+// do runs body, operation op on the handle, with the file system locked, unless the
+// handle is closed or was opened before a crash: the checks every operation makes.
+func (f *faultFile) do(op Op, body func(m *FaultFS) error) error {
+	m := f.fs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := f.check(op); err != nil {
+		return err
+	}
+	return body(m)
+}
+
 // Write writes p at the handle's offset, honouring faults, capacity and scheduled
 // crashes.
 func (f *faultFile) Write(p []byte) (int, error) {
@@ -719,83 +734,72 @@ func (f *faultFile) Sync() error {
 	if d > 0 {
 		time.Sleep(d)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := f.check(OpSync); err != nil {
-		return err
-	}
-	if err := m.fire(OpSync, f.path); err != nil {
-		// Like Linux after a failed writeback: the pages may be marked clean and the
-		// error reported once; what reached the disk is unknown. Keep the old durable
-		// content (the pessimistic case).
-		return err
-	}
-	f.node.durable = append(f.node.durable[:0], f.node.data...)
-	f.node.pending = nil
-	f.node.truncated = false
-	return nil
+	return f.do(OpSync, func(m *FaultFS) error {
+		if err := m.fire(OpSync, f.path); err != nil {
+			// Like Linux after a failed writeback: the pages may be marked clean and the
+			// error reported once; what reached the disk is unknown. Keep the old durable
+			// content (the pessimistic case).
+			return err
+		}
+		f.node.durable = append(f.node.durable[:0], f.node.data...)
+		f.node.pending = nil
+		f.node.truncated = false
+		return nil
+	})
 }
 
 // Allocate grows the file with zeros to size (a pending write of zeros), unless
 // SetAllocate(false) or a fault; a full file system answers ENOSPC.
 func (f *faultFile) Allocate(size int64) error {
-	m := f.fs
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := f.check(OpAllocate); err != nil {
-		return err
-	}
-	if m.noAlloc {
-		return pathErr(OpAllocate, f.path, ErrAllocateUnsupported)
-	}
-	if err := m.fire(OpAllocate, f.path); err != nil {
-		return err
-	}
-	grow := size - int64(len(f.node.data))
-	if grow <= 0 {
+	return f.do(OpAllocate, func(m *FaultFS) error {
+		if m.noAlloc {
+			return pathErr(OpAllocate, f.path, ErrAllocateUnsupported)
+		}
+		if err := m.fire(OpAllocate, f.path); err != nil {
+			return err
+		}
+		grow := size - int64(len(f.node.data))
+		if grow <= 0 {
+			return nil
+		}
+		if m.capacity > 0 && grow > m.capacity-m.totalBytes() {
+			return pathErr(OpAllocate, f.path, syscall.ENOSPC)
+		}
+		f.node.write(make([]byte, grow), int64(len(f.node.data)))
 		return nil
-	}
-	if m.capacity > 0 && grow > m.capacity-m.totalBytes() {
-		return pathErr(OpAllocate, f.path, syscall.ENOSPC)
-	}
-	f.node.write(make([]byte, grow), int64(len(f.node.data)))
-	return nil
+	})
 }
 
 // Truncate cuts the file.
 func (f *faultFile) Truncate(size int64) error {
-	m := f.fs
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := f.check(OpTruncate); err != nil {
-		return err
-	}
-	if err := m.fire(OpTruncate, f.path); err != nil {
-		return err
-	}
-	if size < 0 || size > int64(len(f.node.data)) {
-		return pathErr(OpTruncate, f.path, errors.New("truncate beyond end not modelled"))
-	}
-	f.node.data = f.node.data[:size]
-	if size < int64(len(f.node.durable)) {
-		f.node.truncated = true
-	}
-	// Pending writes past the new end are gone with it.
-	kept := f.node.pending[:0]
-	for _, w := range f.node.pending {
-		if w.off >= size {
-			continue
+	return f.do(OpTruncate, func(m *FaultFS) error {
+		if err := m.fire(OpTruncate, f.path); err != nil {
+			return err
 		}
-		if w.off+int64(len(w.b)) > size {
-			w.b = w.b[:size-w.off]
+		if size < 0 || size > int64(len(f.node.data)) {
+			return pathErr(OpTruncate, f.path, errors.New("truncate beyond end not modelled"))
 		}
-		kept = append(kept, w)
-	}
-	f.node.pending = kept
-	if f.off > size {
-		f.off = size
-	}
-	return nil
+		f.node.data = f.node.data[:size]
+		if size < int64(len(f.node.durable)) {
+			f.node.truncated = true
+		}
+		// Pending writes past the new end are gone with it.
+		kept := f.node.pending[:0]
+		for _, w := range f.node.pending {
+			if w.off >= size {
+				continue
+			}
+			if w.off+int64(len(w.b)) > size {
+				w.b = w.b[:size-w.off]
+			}
+			kept = append(kept, w)
+		}
+		f.node.pending = kept
+		if f.off > size {
+			f.off = size
+		}
+		return nil
+	})
 }
 
 // Close closes the handle.
