@@ -23,22 +23,18 @@ type benchMix struct{ fresh, dup, gated int }
 
 func parseMix(s string) (benchMix, error) {
 	var m benchMix
+	shares := map[string]*int{"new": &m.fresh, "dup": &m.dup, "gated": &m.gated}
 	for _, part := range strings.Split(s, ",") {
 		name, val, ok := strings.Cut(part, "=")
 		n, err := strconv.Atoi(val)
 		if !ok || err != nil || n < 0 {
 			return m, fmt.Errorf("bad mix element %q (want name=percent)", part)
 		}
-		switch name {
-		case "new":
-			m.fresh = n
-		case "dup":
-			m.dup = n
-		case "gated":
-			m.gated = n
-		default:
+		share, known := shares[name]
+		if !known {
 			return m, fmt.Errorf("unknown operation %q in the mix (new, dup, gated)", name)
 		}
+		*share = n
 	}
 	if m.fresh+m.dup+m.gated != 100 {
 		return m, errors.New("the mix must add up to 100")

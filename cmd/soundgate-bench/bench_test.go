@@ -196,3 +196,29 @@ func TestRawLoopStopsOnAWrongAnswer(t *testing.T) {
 	require.True(t, ds[0].finished)
 	require.Greater(t, len(lat["new"]), 10, "the other connections ran on")
 }
+
+// TestParseMix: --mix names each operation's share once; an unknown name, a
+// malformed element or shares that do not add up to 100 are refused.
+func TestParseMix(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want benchMix
+		err  string
+	}{
+		{"new=100", benchMix{fresh: 100}, ""},
+		{"new=70,dup=20,gated=10", benchMix{fresh: 70, dup: 20, gated: 10}, ""},
+		{"gated=50,new=50", benchMix{fresh: 50, gated: 50}, ""},
+		{"new=90,held=10", benchMix{}, `unknown operation "held"`},
+		{"new", benchMix{}, `bad mix element "new"`},
+		{"new=-1,dup=101", benchMix{}, `bad mix element "new=-1"`},
+		{"new=50,dup=40", benchMix{}, "add up to 100"},
+	} {
+		got, err := parseMix(c.in)
+		if c.err != "" {
+			require.ErrorContains(t, err, c.err, c.in)
+			continue
+		}
+		require.NoError(t, err, c.in)
+		require.Equal(t, c.want, got, c.in)
+	}
+}
