@@ -205,6 +205,7 @@ func (g *fileGen) mutant(e edit, t target, abs, rel string) *Mutant {
 		Replacement: e.repl,
 		Status:      StatusPending,
 		absFile:     abs,
+		src:         g.src,
 		start:       start,
 		end:         end,
 		inBody:      e.body,

@@ -110,6 +110,7 @@ type Mutant struct {
 	Mode string `json:"mode,omitempty"`
 
 	absFile   string
+	src       []byte // absFile as the generator read it: the bytes every offset refers to
 	hostStart int // range of the expression or statement a schema wraps
 	hostEnd   int
 	hostKind  hostKind

@@ -244,7 +244,7 @@ func TestNotViable(t *testing.T) {
 	tmp := t.TempDir()
 	dir, _ := filepath.Abs(fixtureDir)
 	r := &runner{cfg: Config{Dir: dir, TestPackages: []string{"."}}, tmp: tmp,
-		timeout: 10 * time.Second, originals: map[string][]byte{}, archives: map[string][]byte{}}
+		timeout: 10 * time.Second, archives: map[string][]byte{}}
 	r.test(context.Background(), &m)
 	if m.Status != StatusNotViable || !strings.Contains(m.Message, "mismatched types") {
 		t.Fatalf("status %s, message %q; want not viable with the compiler's message", m.Status, m.Message)

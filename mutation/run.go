@@ -160,7 +160,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return rep, nil
 	}
 
-	r := &runner{cfg: cfg, tmp: tmp, originals: map[string][]byte{}, archives: map[string][]byte{}}
+	r := &runner{cfg: cfg, tmp: tmp, archives: map[string][]byte{}}
 	todo := pending(ms)
 	if err := r.chooseMode(ctx, rep, targets, todo); err != nil {
 		return nil, err
@@ -231,17 +231,8 @@ func staleSuppressions(ms []*Mutant, suppress map[string]string) []string {
 
 // describe sets each mutant's diff, and marks the suppressed ones with their reason.
 func describe(ms []*Mutant, suppress map[string]string) error {
-	sources := map[string][]byte{}
 	for _, m := range ms {
-		src, ok := sources[m.absFile]
-		if !ok {
-			var err error
-			if src, err = os.ReadFile(m.absFile); err != nil {
-				return fmt.Errorf("%w: %v", ErrLoad, err)
-			}
-			sources[m.absFile] = src
-		}
-		m.Diff = unifiedDiff(m, src)
+		m.Diff = unifiedDiff(m, m.src)
 		if reason, ok := suppress[m.ID]; ok {
 			m.Status = StatusSuppressed
 			m.Message = reason
@@ -439,22 +430,7 @@ type runner struct {
 
 	mu        sync.Mutex
 	seq       int
-	originals map[string][]byte // absolute path -> original content
 	archives  map[string][]byte // package -> object code of the original
-}
-
-func (r *runner) original(path string) ([]byte, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if b, ok := r.originals[path]; ok {
-		return b, nil
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	r.originals[path] = b
-	return b, nil
 }
 
 // test runs the tests on one mutant and sets its outcome.
@@ -501,10 +477,6 @@ func (r *runner) test(ctx context.Context, m *Mutant) {
 }
 
 func (r *runner) writeOverlay(m *Mutant) (string, error) {
-	src, err := r.original(m.absFile)
-	if err != nil {
-		return "", err
-	}
 	r.mu.Lock()
 	r.seq++
 	n := r.seq
@@ -514,7 +486,7 @@ func (r *runner) writeOverlay(m *Mutant) (string, error) {
 		return "", err
 	}
 	mut := filepath.Join(d, filepath.Base(m.absFile))
-	if err := os.WriteFile(mut, m.Apply(src), 0o644); err != nil {
+	if err := os.WriteFile(mut, m.Apply(m.src), 0o644); err != nil {
 		return "", err
 	}
 	ov := filepath.Join(d, "overlay.json")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"go/scanner"
 	"go/types"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -259,11 +258,7 @@ func newPackageSchema(p *packages.Package, ms []*Mutant, next *int) (*packageSch
 			*next++
 			m.schemaID = *next
 		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		ps.files = append(ps.files, newSchemaFile(i, path, src, fm))
+		ps.files = append(ps.files, newSchemaFile(i, path, fm[0].src, fm))
 	}
 	return ps, nil
 }
