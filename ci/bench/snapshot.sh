@@ -70,6 +70,9 @@ for n in $EFFECTS; do
   for round in $(seq 1 "$ROUNDS"); do
     for mode in off on; do
       rm -rf "$work/data"; cp -r "$work/filled" "$work/data"
+      # The copy's write-back (a gigabyte at 10M) must not fall in the run: the
+      # kernel would flush it while the gate waits for its own fdatasyncs.
+      sync
       if [ "$mode" = off ]; then start_gate "$work/data" --snapshot-every 0; else start_gate "$work/data"; fi
       out=$(load "$secs")
       stop_gate

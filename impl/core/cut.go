@@ -13,15 +13,15 @@ import "fmt"
 // small.
 //
 // A run with more effects than a Take's budget is copied a slice at a time across
-// Takes, so that the lock is held for about the budget: the first slice lists the
-// run's keys (a step of about 15 ns a key, so that the slices can resume where the
-// last stopped), and while it is copied the run saves what changes as an untaken run
-// does.
+// Takes, so that the lock is held for about the budget: when its slices begin the cut
+// lists the run's keys (one step linear in them, so that each slice can resume where
+// the last stopped), and while it is copied the run saves what changes as an untaken
+// run does.
 //
 // A step during a cut thus costs a copy of what it changes, not of its run, and no
 // step costs anything while no cut is taken (one nil test). Take copies into buffers
-// the cut reuses from piece to piece, so that it soon allocates nothing while the
-// caller holds its lock.
+// the cut reuses from piece to piece, so that under the caller's lock it soon
+// allocates nothing but the list of keys of a run copied in slices.
 //
 // A Cut is not safe for concurrent use: BeginCut, Take, End and every Step must be
 // called under the same lock; AppendHeader and AppendTaken need none, but must not
