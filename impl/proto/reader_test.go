@@ -158,12 +158,14 @@ func TestReaderWouldBlock(t *testing.T) {
 			src := &wouldBlockSource{chunks: append([]string(nil), c.chunks...)}
 			r := NewReaderSize(src, 16)
 			var got []string
+			blocked := 0
 			for i := 0; ; i++ {
 				if i > 1000 {
 					t.Fatal("ReadLine never reached EOF")
 				}
 				line, err := r.ReadLine()
 				if errors.Is(err, ErrWouldBlock) {
+					blocked++
 					if r.Buffered() > 16+2+4096 {
 						t.Fatalf("the reader holds %d bytes while blocked", r.Buffered())
 					}
@@ -187,6 +189,9 @@ func TestReaderWouldBlock(t *testing.T) {
 			}
 			if src.blocks < len(c.chunks) {
 				t.Fatalf("the source said would-block %d times for %d chunks: the Reader did not stop at it", src.blocks, len(c.chunks))
+			}
+			if blocked != src.blocks {
+				t.Fatalf("ReadLine returned ErrWouldBlock %d times for the source's %d: a reader that reads on would spin on a socket with nothing to read", blocked, src.blocks)
 			}
 		})
 	}
