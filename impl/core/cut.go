@@ -20,8 +20,9 @@ import "fmt"
 //
 // A step during a cut thus costs a copy of what it changes, not of its run, and no
 // step costs anything while no cut is taken (one nil test). Take copies into buffers
-// the cut reuses from piece to piece, so that under the caller's lock it soon
-// allocates nothing but the list of keys of a run copied in slices.
+// the cut reuses from piece to piece (and from run to run, for the list of keys of a
+// run copied in slices), so that it soon allocates nothing while the caller holds its
+// lock.
 //
 // A Cut is not safe for concurrent use: BeginCut, Take, End and every Step must be
 // called under the same lock; AppendHeader and AppendTaken need none, but must not
@@ -40,6 +41,7 @@ type Cut struct {
 	enc     int            // the index in taken of the run AppendTaken encodes next
 	encAt   int            // its next entry: its head (unless a later slice), then its effects
 	part    *partRun       // the run Take copies a slice at a time, if any
+	keys    []Key          // the list of keys of the runs copied in slices, reused
 }
 
 // partRun is a run Take copies in slices: the keys it had when its slices began,
@@ -145,7 +147,7 @@ func (c *Cut) Take(budget int) bool {
 // and none that the cut did not know), then those deleted since the cut began.
 func (c *Cut) beginSlices(run *Run) {
 	c.touch(run)
-	keys := make([]Key, 0, len(run.effects)+len(run.saved.keys))
+	keys := c.keys[:0]
 	for k := range run.effects {
 		keys = append(keys, k)
 	}
@@ -154,6 +156,7 @@ func (c *Cut) beginSlices(run *Run) {
 			keys = append(keys, k)
 		}
 	}
+	c.keys = keys
 	c.part = &partRun{run: run, keys: keys}
 }
 
@@ -250,7 +253,7 @@ func (c *Cut) End() {
 	for _, run := range c.touched {
 		run.saved = nil
 	}
-	c.ended, c.touched, c.taken, c.buf, c.part = true, nil, nil, nil, nil
+	c.ended, c.touched, c.taken, c.buf, c.part, c.keys = true, nil, nil, nil, nil, nil
 	if c.g.cut == c {
 		c.g.cut = nil
 	}
