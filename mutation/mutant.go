@@ -111,7 +111,7 @@ type Mutant struct {
 
 	absFile   string
 	src       []byte // absFile as the generator read it: the bytes every offset refers to
-	hostStart int // range of the expression or statement a schema wraps
+	hostStart int    // range of the expression or statement a schema wraps
 	hostEnd   int
 	hostKind  hostKind
 	hostType  string // spelled result type of an expression host

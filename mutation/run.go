@@ -151,9 +151,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	sortMutants(ms)
-	if err := describe(ms, cfg.Suppress); err != nil {
-		return nil, err
-	}
+	describe(ms, cfg.Suppress)
 	rep.Mutants = ms
 	if cfg.ListOnly {
 		rep.finish(began)
@@ -230,7 +228,7 @@ func staleSuppressions(ms []*Mutant, suppress map[string]string) []string {
 }
 
 // describe sets each mutant's diff, and marks the suppressed ones with their reason.
-func describe(ms []*Mutant, suppress map[string]string) error {
+func describe(ms []*Mutant, suppress map[string]string) {
 	for _, m := range ms {
 		m.Diff = unifiedDiff(m, m.src)
 		if reason, ok := suppress[m.ID]; ok {
@@ -238,7 +236,6 @@ func describe(ms []*Mutant, suppress map[string]string) error {
 			m.Message = reason
 		}
 	}
-	return nil
 }
 
 // pending returns the mutants still to run.
@@ -428,9 +425,9 @@ type runner struct {
 	timeout time.Duration
 	bins    []*testBin // schema test binaries; nil when every mutant runs alone
 
-	mu        sync.Mutex
-	seq       int
-	archives  map[string][]byte // package -> object code of the original
+	mu       sync.Mutex
+	seq      int
+	archives map[string][]byte // package -> object code of the original
 }
 
 // test runs the tests on one mutant and sets its outcome.
