@@ -23,8 +23,9 @@ import (
 // admits and encodes the whole state while the admits go on; the run lasts until it
 // is written and 2,000 admits more. As many admits with snapshots off give the
 // reference (as many, since a longer run sees rarer delays). It reports the p999
-// and the max of both, and the max with snapshots over the p999 and over the max
-// without.
+// and the max of both, the max with snapshots over the p999 and over the max
+// without, and the max without over its own p999 (the disk's own tail: the floor of
+// the first ratio).
 //
 //	go test -run '^$' -bench BenchmarkSnapshotStall -benchtime 1x ./impl/node
 //
@@ -45,6 +46,7 @@ func BenchmarkSnapshotStall(b *testing.B) {
 				b.ReportMetric(float64(maxOn.Microseconds()), "max-µs-snapshotting")
 				b.ReportMetric(float64(maxOn)/float64(p999), "max-on/p999-off")
 				b.ReportMetric(float64(maxOn)/float64(maxOff), "max-on/max-off")
+				b.ReportMetric(float64(maxOff)/float64(p999), "max-off/p999-off")
 				b.ReportMetric(float64(len(on)), "admits")
 			}
 		})

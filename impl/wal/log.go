@@ -591,10 +591,10 @@ func (l *Log) commitLocked() {
 func (l *Log) writeBatch(batch []chunk) error {
 	for _, c := range batch {
 		if c.newSegment {
-			path := l.filePath
+			path, size := l.filePath, l.writeOff
 			// Cut the reserved zeros off: only the last segment may end in them
 			// (recovery treats a segment that is not the last strictly).
-			if err := l.file.Truncate(l.writeOff); err != nil {
+			if err := l.file.Truncate(size); err != nil {
 				return &FailedError{Op: "truncate", Path: path, Err: err}
 			}
 			if err := l.file.Sync(); err != nil {
@@ -608,6 +608,7 @@ func (l *Log) writeBatch(batch []chunk) error {
 				return err
 			}
 			l.mu.Lock()
+			l.segments[len(l.segments)-1].end = size // for compaction to shrink it
 			l.segments = append(l.segments, segment{num: c.seg, firstLSN: c.firstLSN, path: walfs.Join(l.dir, segmentName(c.seg))})
 			l.mu.Unlock()
 		}

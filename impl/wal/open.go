@@ -35,7 +35,7 @@ type segment struct {
 	num      uint64
 	firstLSN LSN
 	path     string
-	end      int64 // bytes of intact content at open (the replay bound)
+	end      int64 // bytes of intact content at open (the replay bound); a segment's size once the next one begins
 }
 
 // recovered is what Open found on disk.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"time"
 
 	"github.com/soundgate/soundgate/impl/wal/walfs"
 )
@@ -97,10 +98,15 @@ func (l *Log) snapshotAllowed(upto LSN) error {
 	return nil
 }
 
-// snapshotSyncBytes is how much of a snapshot Write lets the page cache hold before
-// it waits for the disk: a record's fdatasync shares the device, and waits at most
-// for that much of a snapshot to be written ahead of it, not for all of it.
-const snapshotSyncBytes = 1 << 20
+// The snapshot's share of the disk. Write makes every snapshotSyncBytes of a
+// snapshot durable (fdatasync) and then sleeps snapshotSyncIdle times as long as
+// writing and syncing them took: a record's fdatasync shares the device and waits
+// behind at most that much of a snapshot, and a snapshot keeps at most a fifth of
+// the disk's time, however fast it is encoded.
+const (
+	snapshotSyncBytes = 256 << 10
+	snapshotSyncIdle  = 4
+)
 
 // snapshotWriter writes the temporary file of one snapshot; it holds l.snapMu from
 // BeginSnapshot until it ends.
@@ -109,9 +115,10 @@ type snapshotWriter struct {
 	upto       LSN
 	tmp, final string
 	f          walfs.File
-	crc        uint32 // the state's checksum so far (Castagnoli)
-	n          int64  // the state's bytes so far
-	synced     int64  // of which fdatasync has returned
+	crc        uint32        // the state's checksum so far (Castagnoli)
+	n          int64         // the state's bytes so far
+	synced     int64         // of which fdatasync has returned
+	busy       time.Duration // spent writing the bytes not yet synced
 	ended      bool
 }
 
@@ -123,17 +130,26 @@ func (w *snapshotWriter) Write(p []byte) (int, error) {
 		w.Abort()
 		return 0, ErrClosed
 	}
-	n, err := w.f.Write(p)
-	if err = full(n, len(p), err); err != nil {
-		return 0, w.failed(&FailedError{Op: "write snapshot", Path: w.tmp, Err: err})
-	}
-	w.crc = crc32.Update(w.crc, castagnoli, p)
-	w.n += int64(len(p))
-	if w.n-w.synced >= snapshotSyncBytes {
+	for rest := p; len(rest) > 0; {
+		piece := rest[:min(int64(len(rest)), snapshotSyncBytes-(w.n-w.synced))]
+		rest = rest[len(piece):]
+		began := time.Now()
+		n, err := w.f.Write(piece)
+		if err = full(n, len(piece), err); err != nil {
+			return 0, w.failed(&FailedError{Op: "write snapshot", Path: w.tmp, Err: err})
+		}
+		w.crc = crc32.Update(w.crc, castagnoli, piece)
+		w.n += int64(len(piece))
+		w.busy += time.Since(began)
+		if w.n-w.synced < snapshotSyncBytes {
+			continue
+		}
+		began = time.Now()
 		if err := w.f.Sync(); err != nil {
 			return 0, w.failed(&FailedError{Op: "fdatasync", Path: w.tmp, Err: err})
 		}
-		w.synced = w.n
+		time.Sleep(snapshotSyncIdle * (w.busy + time.Since(began)))
+		w.synced, w.busy = w.n, 0
 	}
 	return len(p), nil
 }
@@ -212,28 +228,46 @@ func (w *snapshotWriter) end() {
 }
 
 // compact makes the snapshot at upto, durable in final (size bytes), the current one
-// and removes what it covers: the segments whose records all lie at or below upto
-// and the previous snapshot.
+// and removes what it covers, the previous snapshot and the segments whose records
+// all lie at or below upto, each shrunk first.
 func (l *Log) compact(upto LSN, final string, size int64) error {
 	l.mu.Lock()
-	prev, prevBytes := l.snapPath, l.snapBytes
+	var drop []segment // the previous snapshot (num 0) and the segments covered
+	if l.snapPath != "" {
+		drop = append(drop, segment{path: l.snapPath, end: l.snapBytes})
+	}
 	l.snapLSN, l.snapPath, l.snapBytes, l.stats.SnapshotLSN = upto, final, size, upto
-	var drop []string
 	for len(l.segments) > 1 && l.segments[1].firstLSN <= upto+1 {
-		drop = append(drop, l.segments[0].path)
+		drop = append(drop, l.segments[0])
 		l.segments = l.segments[1:]
 	}
 	l.mu.Unlock()
-	if prev != "" {
-		l.shrink(prev, prevBytes)
-		drop = append(drop, prev)
-	}
 	if len(drop) == 0 {
 		return nil
 	}
-	for _, p := range drop {
-		if err := l.fs.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return l.failWith(&FailedError{Op: "remove", Path: p, Err: err})
+	// A segment is shrunk under a temporary name, made durable first: Open reads
+	// every segment strictly, and one cut short is corrupt, but it removes temporary
+	// files unread. (Open reads no snapshot but the newest.)
+	renamed := false
+	for i, f := range drop {
+		if f.num == 0 || f.end <= shrinkStep {
+			continue
+		}
+		tmp := f.path + tmpSuffix
+		if err := l.fs.Rename(f.path, tmp); err != nil {
+			return l.failWith(&FailedError{Op: "rename", Path: tmp, Err: err})
+		}
+		drop[i].path, renamed = tmp, true
+	}
+	if renamed {
+		if err := l.fs.SyncDir(l.dir); err != nil {
+			return l.failWith(&FailedError{Op: "sync dir", Path: l.dir, Err: err})
+		}
+	}
+	for _, f := range drop {
+		l.shrink(f.path, f.end)
+		if err := l.fs.Remove(f.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return l.failWith(&FailedError{Op: "remove", Path: f.path, Err: err})
 		}
 	}
 	if err := l.fs.SyncDir(l.dir); err != nil {
@@ -242,14 +276,16 @@ func (l *Log) compact(upto LSN, final string, size int64) error {
 	return nil
 }
 
-// shrinkStep is how much of a superseded snapshot shrink frees at a time.
-const shrinkStep = 8 << 20
+// shrinkStep is how much of a file that compaction removes shrink frees at a time.
+const shrinkStep = 1 << 20
 
-// shrink truncates the superseded snapshot at path, of size bytes, a step at a time
-// before it is removed: the file system frees a large file's blocks in one
-// transaction, which a record's fdatasync would otherwise wait for. The file is no
-// part of the log any more (Open removes an older snapshot, whole or not), so a
-// failure here only leaves the work to Remove.
+// shrink truncates a file that compaction removes (a superseded snapshot or a
+// covered segment), of size bytes, a step at a time before it is removed, each step
+// followed by a pause as for a snapshot's Write: the file system frees a large
+// file's blocks in one transaction (and, mounted with discard, discards them on the
+// device), which a record's fdatasync would otherwise wait for. The file is no part
+// of the log any more (Open removes an older snapshot, whole or not, and the
+// segments a snapshot covers), so a failure here only leaves the work to Remove.
 func (l *Log) shrink(path string, size int64) {
 	steps := (size - 1) / shrinkStep // the multiples of shrinkStep below size
 	if steps < 1 {
@@ -261,9 +297,11 @@ func (l *Log) shrink(path string, size int64) {
 	}
 	defer f.Close()
 	for i := range steps {
+		began := time.Now()
 		if f.Truncate((steps-i)*shrinkStep) != nil {
 			return
 		}
+		time.Sleep(snapshotSyncIdle * time.Since(began))
 	}
 }
 

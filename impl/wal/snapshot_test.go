@@ -506,6 +506,101 @@ func TestSnapshotWritesBack(t *testing.T) {
 	}
 }
 
+// TestCompactionShrinksSegments: a covered segment larger than shrinkStep is shrunk
+// before it is removed, under a temporary name made durable first; a crash at any
+// operation of the snapshot and its compaction leaves a log that opens, with either
+// the records or the snapshot that covers them. (A segment cut short under its own
+// name would be corrupt: Open reads every segment strictly.)
+func TestCompactionShrinksSegments(t *testing.T) {
+	const records, size = 40, 64 << 10 // segment 1 holds about 2 MiB of them
+	state := []byte("state after every record")
+	build := func(fsys walfs.FS) *Log {
+		l := openEmpty(t, fsys, 2*shrinkStep)
+		fill(t, l, records, size)
+		if l.Stats().Segments < 2 {
+			t.Fatalf("%d segments: the test does not reach the case", l.Stats().Segments)
+		}
+		return l
+	}
+
+	c := &opCounter{counts: map[string]int{}}
+	clean := &wrapFS{FaultFS: walfs.NewFaultFS(), wrap: c.wrap}
+	l := build(clean)
+	if err := l.Snapshot(records, state); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if c.get("truncate tmp") == 0 {
+		t.Fatalf("segment 1 was removed without being shrunk")
+	}
+	if names := listDir(t, clean, testDir); strings.Contains(names, segmentName(1)) || strings.Contains(names, tmpSuffix) {
+		t.Fatalf("left after compaction: %s", names)
+	}
+
+	for k := int64(1); ; k++ {
+		if k > 1000 {
+			t.Fatalf("a snapshot still crashes at its operation %d", k)
+		}
+		fsys := walfs.NewFaultFS()
+		l := build(fsys)
+		fsys.CrashAtOp(k, rand.New(rand.NewPCG(uint64(k), 1)), nil)
+		err := l.Snapshot(records, state)
+		crashed := fsys.Crashed()
+		l.Close()
+		fsys.Restart()
+		l2, openErr := Open(testDir, Options{FS: fsys, SegmentBytes: 2 * shrinkStep})
+		if openErr != nil {
+			t.Fatalf("crash at operation %d of the snapshot (Snapshot: %v): Open: %v", k, err, openErr)
+		}
+		r := replayAll(t, l2)
+		l2.Close()
+		snapshotted := r.snapLSN == records && bytes.Equal(r.state, state) && len(r.lsns) == 0
+		replayed := r.snapLSN == 0 && len(r.lsns) == records
+		if !snapshotted && !replayed {
+			t.Fatalf("crash at operation %d: recovered snapshot %d and %d records, want snapshot %d or all %d records",
+				k, r.snapLSN, len(r.lsns), records, records)
+		}
+		if !crashed {
+			break // the snapshot and its compaction ran to the end
+		}
+	}
+}
+
+// TestSnapshotPacesItsWrites: after each snapshotSyncBytes made durable, a snapshot
+// Write sleeps snapshotSyncIdle times as long as they took, so that the snapshot
+// keeps at most a fifth of the disk's time; bytes not yet synced cost no pause.
+func TestSnapshotPacesItsWrites(t *testing.T) {
+	fsys := walfs.NewFaultFS()
+	l := openEmpty(t, fsys, 1024)
+	defer l.Close()
+	fill(t, l, 1, 104)
+	const syncTakes = 20 * time.Millisecond
+	fsys.SetSyncDelay(syncTakes)
+	w, err := l.BeginSnapshot(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	syncs := fsys.Ops(walfs.OpSync)
+	if _, err := w.Write(make([]byte, snapshotSyncBytes-1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := fsys.Ops(walfs.OpSync) - syncs; got != 0 {
+		t.Fatalf("a Write short of snapshotSyncBytes synced %d times", got)
+	}
+	began := time.Now()
+	if _, err := w.Write(make([]byte, 2)); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(began)
+	if got := fsys.Ops(walfs.OpSync) - syncs; got != 1 {
+		t.Fatalf("the Write that completes snapshotSyncBytes synced %d times, want 1", got)
+	}
+	if want := (1 + snapshotSyncIdle) * syncTakes; took < want {
+		t.Fatalf("the Write with a sync of %v took %v, want at least %v (the sync and its pause)", syncTakes, took, want)
+	}
+}
+
 // TestSnapshotWriterFaults: each file operation of a snapshot that fails fails the
 // log with a FailedError naming it and wrapping the cause; a failing Write returns
 // 0 bytes; and however the snapshot ends, the next one, or Close, may go on.

@@ -80,7 +80,9 @@ type Fault struct {
 //     to it since its last Sync, applied in order (page cache written back in
 //     order; the last write kept may be cut anywhere, leaving a torn record). An
 //     Allocate counts as a write of zeros. A file truncated below its durable size
-//     since its last Sync keeps its durable content.
+//     since its last Sync keeps its durable content, or (the file system journals
+//     a truncation on its own) that content cut to the shortest length it was
+//     truncated to, with none of the writes since.
 //
 // With a nil random source, Crash keeps exactly the durable state.
 type FaultFS struct {
@@ -110,6 +112,7 @@ type inode struct {
 	durable   []byte
 	pending   []span // writes since the last Sync, in order (what a crash may keep)
 	truncated bool   // truncated below its durable length since the last Sync
+	cutTo     int64  // if truncated: the shortest length truncated to since then
 }
 
 // span is one write: b at offset off.
@@ -311,6 +314,9 @@ func (m *FaultFS) crashLocked(rng *rand.Rand) {
 			keep = rng.IntN(n.pendingBytes() + 1)
 		}
 		n.data = n.crashContent(keep)
+		if rng != nil && n.truncated && rng.IntN(2) == 0 {
+			n.data = n.data[:n.cutTo]
+		}
 		n.durable = append([]byte(nil), n.data...)
 		n.pending = nil
 		n.truncated = false
@@ -781,6 +787,9 @@ func (f *faultFile) Truncate(size int64) error {
 		}
 		f.node.data = f.node.data[:size]
 		if size < int64(len(f.node.durable)) {
+			if !f.node.truncated || size < f.node.cutTo {
+				f.node.cutTo = size
+			}
 			f.node.truncated = true
 		}
 		// Pending writes past the new end are gone with it.

@@ -79,6 +79,30 @@ func TestCrashKeepsAPrefix(t *testing.T) {
 	}
 }
 
+// TestCrashKeepsOrCutsATruncation: a file truncated below its synced content and
+// not synced since comes back from a crash either whole (the synced content) or cut
+// to the shortest length it was truncated to, with no write made since: both
+// happen, nothing else does.
+func TestCrashKeepsOrCutsATruncation(t *testing.T) {
+	seen := map[string]bool{}
+	for seed := uint64(0); seed < 100; seed++ {
+		m, a := syncedFile(t, "0123456789")
+		a.Truncate(6)
+		a.Truncate(3)
+		write(t, a, "xy")
+		m.Crash(rand.New(rand.NewPCG(seed, 0)))
+		m.Restart()
+		got, _ := m.ReadFile("/d/a")
+		if string(got) != "0123456789" && string(got) != "012" {
+			t.Fatalf("seed %d: content %q, want the synced content or its cut to 3 bytes", seed, got)
+		}
+		seen[string(got)] = true
+	}
+	if len(seen) != 2 {
+		t.Errorf("crashes left only %v", seen)
+	}
+}
+
 // TestFaults: injected faults fire once, on the matching operation, after Skip.
 func TestFaults(t *testing.T) {
 	m := NewFaultFS()
