@@ -99,13 +99,25 @@ func benchMain(args []string) int {
 	return printFigures(b, lat, elapsed)
 }
 
+// benchTokens are the files named by the --*-token-file flags.
+type benchTokens struct{ agent, operator, approver string }
+
 // parseBenchFlags parses and checks args; with ok false the bench exits with code.
 func parseBenchFlags(args []string) (o benchOptions, code int, ok bool) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&o.addr, "addr", envOr("SOUNDGATE_ADDR", "127.0.0.1:7433"), "gate address: host:port or unix:/path")
-	fs.StringVar(&o.agent, "token", os.Getenv("SOUNDGATE_TOKEN"), "agent token (its scope must cover the bench runs)")
-	fs.StringVar(&o.operator, "operator-token", os.Getenv("SOUNDGATE_OPERATOR_TOKEN"), "operator token, to open the bench runs")
-	fs.StringVar(&o.approver, "approver-token", os.Getenv("SOUNDGATE_APPROVER_TOKEN"), "approver token, for gated operations")
+	var files benchTokens
+	for _, t := range []struct {
+		flag, env, what string
+		value, file     *string
+	}{
+		{"token", "SOUNDGATE_TOKEN", "agent token (its scope must cover the bench runs)", &o.agent, &files.agent},
+		{"operator-token", "SOUNDGATE_OPERATOR_TOKEN", "operator token, to open the bench runs", &o.operator, &files.operator},
+		{"approver-token", "SOUNDGATE_APPROVER_TOKEN", "approver token, for gated operations", &o.approver, &files.approver},
+	} {
+		fs.StringVar(t.value, t.flag, "", t.what+" (env "+t.env+"; other local users see it in ps: prefer --"+t.flag+"-file)")
+		fs.StringVar(t.file, t.flag+"-file", "", "file holding the "+t.what+" (env "+t.env+"_FILE)")
+	}
 	fs.IntVar(&o.clients, "clients", 16, "connections, each with its own closed loop(s)")
 	fs.IntVar(&o.depth, "pipeline", 1, "requests in flight per connection (pipelining depth)")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long to run")
@@ -126,6 +138,15 @@ func parseBenchFlags(args []string) (o benchOptions, code int, ok bool) {
 		return o, exitUsage, false
 	}
 	var err error
+	for _, t := range []struct {
+		value *string
+		file  string
+		env   string
+	}{{&o.agent, files.agent, "SOUNDGATE_TOKEN"}, {&o.operator, files.operator, "SOUNDGATE_OPERATOR_TOKEN"}, {&o.approver, files.approver, "SOUNDGATE_APPROVER_TOKEN"}} {
+		if *t.value, err = client.Token(*t.value, t.file, t.env); err != nil {
+			return o, fail(exitUsage, "%v", err), false
+		}
+	}
 	if o.mix, err = parseMix(o.mixFlag); err != nil {
 		return o, fail(exitUsage, "--mix: %v", err), false
 	}
@@ -140,7 +161,7 @@ func parseBenchFlags(args []string) (o benchOptions, code int, ok bool) {
 func (o *benchOptions) check() error {
 	switch {
 	case o.agent == "" || o.operator == "":
-		return errors.New("bench needs --token (agent) and --operator-token")
+		return errors.New("bench needs an agent's and an operator's token (--token-file and --operator-token-file, or the flags and variables in -h)")
 	case o.mix.gated > 0 && o.approver == "":
 		return errors.New("a mix with gated operations needs --approver-token")
 	case o.clients < 1 || o.depth < 1 || o.runs < 1:

@@ -65,11 +65,12 @@ func (rc runCall) main(args []string) int {
 
 // callFlags are the flags every client command shares.
 type callFlags struct {
-	fs      *flag.FlagSet
-	addr    *string
-	token   *string
-	timeout *time.Duration
-	json    *bool
+	fs        *flag.FlagSet
+	addr      *string
+	token     *string
+	tokenFile *string
+	timeout   *time.Duration
+	json      *bool
 }
 
 func newCall(name, usage, about string) *callFlags {
@@ -80,7 +81,8 @@ func newCall(name, usage, about string) *callFlags {
 		addr = "127.0.0.1:7433"
 	}
 	cf.addr = fs.String("addr", addr, "gate address: host:port, or unix:/path (env SOUNDGATE_ADDR)")
-	cf.token = fs.String("token", os.Getenv("SOUNDGATE_TOKEN"), "credential (env SOUNDGATE_TOKEN)")
+	cf.token = fs.String("token", "", "credential (env SOUNDGATE_TOKEN); other local users see it in ps: prefer --token-file")
+	cf.tokenFile = fs.String("token-file", "", "file holding the credential (env SOUNDGATE_TOKEN_FILE)")
 	cf.timeout = fs.Duration("timeout", 10*time.Second, "give up after this long (the request's outcome is then unknown)")
 	cf.json = fs.Bool("json", false, "print the gate's answer as JSON")
 	fs.Usage = func() {
@@ -106,12 +108,16 @@ func (cf *callFlags) parse(args []string, nargs ...int) ([]string, int) {
 
 // do dials, runs f and reports its error with the right exit code.
 func (cf *callFlags) do(f func(ctx context.Context, c *client.Client) (any, int, error)) int {
-	if *cf.token == "" {
-		return fail(exitUsage, "no credential: give --token or set SOUNDGATE_TOKEN")
+	token, err := client.Token(*cf.token, *cf.tokenFile, "SOUNDGATE_TOKEN")
+	switch {
+	case err != nil:
+		return fail(exitUsage, "%v", err)
+	case token == "":
+		return fail(exitUsage, "no credential: give --token-file or --token, or set SOUNDGATE_TOKEN_FILE or SOUNDGATE_TOKEN")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()
-	c, err := client.Dial(ctx, *cf.addr, *cf.token)
+	c, err := client.Dial(ctx, *cf.addr, token)
 	if err != nil {
 		return callError(err)
 	}

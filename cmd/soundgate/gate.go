@@ -17,6 +17,7 @@ import (
 // gateOptions is what serve (and the negative control serve-unsafe) start a gate with.
 type gateOptions struct {
 	roles, listen, unix string
+	allowWeakTokens     bool   // accept the demo roles file's tokens
 	data                string // the log's directory; "" keeps the state in memory
 	core                core.Limits
 	server              server.Limits
@@ -45,9 +46,15 @@ func startGate(o gateOptions) (*gate, int) {
 	if o.version == "" {
 		o.version = version
 	}
-	rs, err := server.LoadRoles(o.roles)
+	rs, err := server.LoadRoles(o.roles, server.RolesOptions{AllowWeakTokens: o.allowWeakTokens})
 	if err != nil {
 		return nil, fail(exitUsage, "%v", err)
+	}
+	for _, w := range rs.Warnings() {
+		o.logger.Warn(w)
+	}
+	if o.allowWeakTokens {
+		o.logger.Warn("--allow-weak-tokens: the roles file may hold guessable tokens (for trying the gate out only)")
 	}
 	g := &gate{o: o}
 	if g.node, err = g.openNode(); err != nil {

@@ -29,7 +29,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 
 	serve := func() (*exec.Cmd, *bytes.Buffer) {
 		var logs bytes.Buffer
-		cmd := exec.Command(bin, "serve", "--roles", roles, "--data", filepath.Join(dir, "data"), "--listen", "", "--unix", sock)
+		cmd := exec.Command(bin, "serve", "--roles", roles, "--allow-weak-tokens", "--data", filepath.Join(dir, "data"), "--listen", "", "--unix", sock)
 		cmd.Stdout, cmd.Stderr = &logs, &logs
 		require.NoError(t, cmd.Start())
 		require.Eventually(t, func() bool { _, err := os.Stat(sock); return err == nil }, 10*time.Second, 10*time.Millisecond)

@@ -40,7 +40,7 @@ var proxyEnv = []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"
 // agentEnv is the agent's environment: the caller's, without the gate's credential,
 // with the proxy variables pointing at the gate and SOUNDGATE_RUN set.
 func agentEnv(base []string, proxyURL string, run core.RunID) []string {
-	drop := map[string]bool{"SOUNDGATE_TOKEN": true, "SOUNDGATE_ADDR": true, "SOUNDGATE_RUN": true,
+	drop := map[string]bool{"SOUNDGATE_TOKEN": true, "SOUNDGATE_TOKEN_FILE": true, "SOUNDGATE_ADDR": true, "SOUNDGATE_RUN": true,
 		"NO_PROXY": true, "no_proxy": true}
 	for _, k := range proxyEnv {
 		drop[k] = true
@@ -76,12 +76,12 @@ Flags:
 
 // runFlags are the flags and the command of soundgate run.
 type runFlags struct {
-	gateAddr, token, run, dir, logPath string
-	local, tmp                         bool
-	writable, readOnly                 pathsFlag
-	port                               int
-	heldWait                           time.Duration
-	argv                               []string
+	gateAddr, token, tokenFile, run, dir, logPath string
+	local, tmp                                    bool
+	writable, readOnly                            pathsFlag
+	port                                          int
+	heldWait                                      time.Duration
+	argv                                          []string
 }
 
 func runMain(args []string) int {
@@ -142,7 +142,8 @@ func parseRunFlags(args []string) (*runFlags, int) {
 	}
 	f := &runFlags{}
 	fs.StringVar(&f.gateAddr, "addr", addr, "gate address: host:port, or unix:/path (env SOUNDGATE_ADDR)")
-	fs.StringVar(&f.token, "token", os.Getenv("SOUNDGATE_TOKEN"), "an agent's credential (env SOUNDGATE_TOKEN)")
+	fs.StringVar(&f.token, "token", "", "an agent's credential (env SOUNDGATE_TOKEN); other local users see it in ps: prefer --token-file")
+	fs.StringVar(&f.tokenFile, "token-file", "", "file holding an agent's credential (env SOUNDGATE_TOKEN_FILE)")
 	fs.StringVar(&f.run, "run", os.Getenv("SOUNDGATE_RUN"), "the run the agent's effects belong to (env SOUNDGATE_RUN; an operator opens it)")
 	fs.BoolVar(&f.local, "local", false, "no gate server: an in-process gate with no approver and no log (demos and tests)")
 	fs.Var(&f.writable, "writable", "host path the agent may write (repeatable)")
@@ -181,12 +182,16 @@ func runAdmitter(f *runFlags, runID core.RunID) (a egress.Admitter, release func
 		}
 		return g, func() {}, 0
 	}
-	if f.token == "" {
-		return nil, nil, fail(exitUsage, "no credential: give --token or set SOUNDGATE_TOKEN (or --local)")
+	token, err := client.Token(f.token, f.tokenFile, "SOUNDGATE_TOKEN")
+	switch {
+	case err != nil:
+		return nil, nil, fail(exitUsage, "%v", err)
+	case token == "":
+		return nil, nil, fail(exitUsage, "no credential: give --token-file or --token, or set SOUNDGATE_TOKEN_FILE or SOUNDGATE_TOKEN (or --local)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, f.gateAddr, f.token)
+	c, err := client.Dial(ctx, f.gateAddr, token)
 	if err != nil {
 		return nil, nil, fail(exitFailure, "%v", err)
 	}

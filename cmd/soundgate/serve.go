@@ -38,6 +38,7 @@ func serveMain(args []string) int {
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:7433", "TCP address to listen on (empty: none)")
 	fs.StringVar(&o.unix, "unix", "", "Unix socket path to listen on (empty: none)")
 	fs.StringVar(&o.roles, "roles", "", "roles file: tokens and what each may do (required; see docs/server.md)")
+	fs.BoolVar(&o.allowWeakTokens, "allow-weak-tokens", false, "accept short, repetitive or placeholder tokens in the roles file (the demo file's; for trying the gate out only)")
 	fs.StringVar(&o.data, "data", "soundgate-data", "directory of the write-ahead log")
 	durability := fs.String("durability", "log", "log: durable (write-ahead log, fsync before reply); memory: in-memory, for tests only")
 	fs.Uint64Var(&o.snapshotEvery, "snapshot-every", 100000, "log compaction: a snapshot waits for at least this many records, and for as many records as the last snapshot held runs and effects (0: never)")

@@ -99,17 +99,7 @@ func TestBadInput(t *testing.T) {
 	})
 }
 
-func TestRolesFileErrors(t *testing.T) {
-	for _, bad := range []string{
-		`{}`, `not json`,
-		`{"tokens":[{"token":"short","role":"agent","runs":["*"]}]}`,
-		`{"tokens":[{"token":"long-enough-token-1","role":"admin"}]}`,
-		`{"tokens":[{"token":"long-enough-token-1","role":"agent"}]}`,
-		`{"tokens":[{"token":"long-enough-token-1","role":"operator"},{"token":"long-enough-token-1","role":"approver"}]}`,
-	} {
-		_, err := server.ParseRoles([]byte(bad))
-		require.ErrorIs(t, err, server.ErrRolesFile, bad)
-	}
+func TestServerNeedsRolesAndANode(t *testing.T) {
 	_, err := server.New(server.Config{})
 	require.ErrorIs(t, err, server.ErrNoRoles)
 	_, err = server.New(server.Config{Roles: servertest.Roles()})

@@ -18,7 +18,9 @@ import (
 // where the platform has one), and SOUNDGATE_TEST_IO (the suite's switch, read by
 // servertest) names the same choice.
 func TestTransport(t *testing.T) {
-	rs, err := LoadRoles("servertest/roles.json") // the fixture (servertest imports this package)
+	b, err := os.ReadFile("servertest/roles.json") // the fixture (servertest imports this package)
+	require.NoError(t, err)
+	rs, err := ParseRoles(b, RolesOptions{})
 	require.NoError(t, err)
 	for _, goroutines := range []bool{false, true} {
 		n := node.New(node.Config{})
@@ -28,7 +30,7 @@ func TestTransport(t *testing.T) {
 		l, err := net.Listen("unix", sock)
 		require.NoError(t, err)
 		go s.Serve(l)
-		c, err := client.Dial(context.Background(), sock, "agent-token-0123456789")
+		c, err := client.Dial(context.Background(), sock, "agent-token-0123456789abcdefghij")
 		require.NoError(t, err)
 		s.mu.Lock()
 		require.Equal(t, !goroutines && loopAvailable, s.loop != nil, "goroutines=%t", goroutines)

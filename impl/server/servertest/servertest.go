@@ -30,10 +30,10 @@ import (
 // The tokens of the roles fixture (roles.json, which the Node.js tests and the
 // benchmark scripts read too).
 const (
-	AgentToken    = "agent-token-0123456789"  // an agent of every run
-	ScopedToken   = "scoped-agent-token-0123" // an agent of the runs team-a-*
-	ApproverToken = "approver-token-012345"
-	OperatorToken = "operator-token-012345"
+	AgentToken    = "agent-token-0123456789abcdefghij"  // an agent of every run
+	ScopedToken   = "scoped-agent-token-0123456789abcd" // an agent of the runs team-a-*
+	ApproverToken = "approver-token-0123456789abcdefgh"
+	OperatorToken = "operator-token-0123456789abcdefgh"
 )
 
 // RolesJSON is the roles fixture, as a roles file holds it.
@@ -43,7 +43,7 @@ var RolesJSON string
 
 // Roles returns the parsed roles fixture.
 func Roles() *server.Roles {
-	rs, err := server.ParseRoles([]byte(RolesJSON))
+	rs, err := server.ParseRoles([]byte(RolesJSON), server.RolesOptions{})
 	if err != nil {
 		panic("servertest: the roles fixture does not parse: " + err.Error())
 	}
