@@ -390,17 +390,29 @@ func waitClosing(t *testing.T, l *Log) {
 }
 
 // opCounter counts the Syncs and Truncates of the files of a wrapFS by kind: the
-// snapshot being written (".tmp") and snapshots in place (".snap").
+// snapshot being written (".tmp") and snapshots in place (".snap"). It can also make
+// each Write and Truncate take a while, as a disk's do.
 type opCounter struct {
-	mu     sync.Mutex
-	counts map[string]int
-	sizes  []int64 // of the snapshots' truncations, in order
+	mu      sync.Mutex
+	counts  map[string]int
+	sizes   []int64 // of the snapshots' truncations, in order
+	syncsAt []int64 // bytes written to a ".tmp" file at each of its Syncs, in order
+
+	writeTakes, truncateTakes time.Duration
 }
 
 type countedFile struct {
 	walfs.File
-	c    *opCounter
-	kind string
+	c       *opCounter
+	kind    string
+	written int64
+}
+
+func (f *countedFile) Write(p []byte) (int, error) {
+	time.Sleep(f.c.writeTakes)
+	n, err := f.File.Write(p)
+	f.written += int64(n)
+	return n, err
 }
 
 func (c *opCounter) wrap(path string, f walfs.File) walfs.File {
@@ -426,9 +438,18 @@ func (c *opCounter) get(op string) int {
 	return c.counts[op]
 }
 
-func (f *countedFile) Sync() error { f.c.add("sync " + f.kind); return f.File.Sync() }
+func (f *countedFile) Sync() error {
+	f.c.add("sync " + f.kind)
+	if f.kind == "tmp" {
+		f.c.mu.Lock()
+		f.c.syncsAt = append(f.c.syncsAt, f.written)
+		f.c.mu.Unlock()
+	}
+	return f.File.Sync()
+}
 
 func (f *countedFile) Truncate(size int64) error {
+	time.Sleep(f.c.truncateTakes)
 	f.c.add("truncate " + f.kind)
 	if f.kind == "snap" {
 		f.c.mu.Lock()
@@ -451,24 +472,24 @@ func TestSnapshotWritesBack(t *testing.T) {
 	l := openEmpty(t, fsys, 1024)
 	fill(t, l, 3, 104)
 
-	piece := make([]byte, snapshotSyncBytes/2)
+	// Pieces of 0.6 syncs' worth: the syncs fall at each multiple of
+	// snapshotSyncBytes of the state, inside the pieces, and once more at Commit.
+	piece := make([]byte, snapshotSyncBytes*3/5)
 	w, err := l.BeginSnapshot(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range 5 { // 2.5 syncs' worth
+	for range 4 {
 		if _, err := w.Write(piece); err != nil {
 			t.Fatal(err)
-		}
-		if got, want := c.get("sync tmp"), (i+1)/2; got != want {
-			t.Fatalf("after %d half-sync pieces: %d syncs, want %d", i+1, got, want)
 		}
 	}
 	if err := w.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.get("sync tmp"); got != 3 {
-		t.Fatalf("%d syncs of the snapshot, want 2 while writing and 1 at Commit", got)
+	h := int64(snapshotHeaderBytes)
+	if want := []int64{h + snapshotSyncBytes, h + 2*snapshotSyncBytes, h + 4*int64(len(piece))}; !slices.Equal(c.syncsAt, want) {
+		t.Fatalf("the snapshot was synced with %v bytes written, want %v", c.syncsAt, want)
 	}
 
 	// Superseded snapshots of 2 steps and 1 byte, and of 2 steps exactly: truncated
@@ -537,13 +558,17 @@ func TestCompactionShrinksSegments(t *testing.T) {
 		t.Fatalf("left after compaction: %s", names)
 	}
 
-	for k := int64(1); ; k++ {
+	// Each crash point with several random crash states: which directory changes
+	// and which truncations survive.
+	const seeds = 8
+	for i := int64(0); ; i++ {
+		k := 1 + i/seeds
 		if k > 1000 {
 			t.Fatalf("a snapshot still crashes at its operation %d", k)
 		}
 		fsys := walfs.NewFaultFS()
 		l := build(fsys)
-		fsys.CrashAtOp(k, rand.New(rand.NewPCG(uint64(k), 1)), nil)
+		fsys.CrashAtOp(k, rand.New(rand.NewPCG(uint64(i), 1)), nil)
 		err := l.Snapshot(records, state)
 		crashed := fsys.Crashed()
 		l.Close()
@@ -567,14 +592,17 @@ func TestCompactionShrinksSegments(t *testing.T) {
 }
 
 // TestSnapshotPacesItsWrites: after each snapshotSyncBytes made durable, a snapshot
-// Write sleeps snapshotSyncIdle times as long as they took, so that the snapshot
-// keeps at most a fifth of the disk's time; bytes not yet synced cost no pause.
+// Write sleeps snapshotSyncIdle times as long as writing and syncing them took, so
+// that the snapshot keeps at most a fifth of the disk's time; bytes not yet synced
+// cost no pause. Compaction's truncations pause alike.
 func TestSnapshotPacesItsWrites(t *testing.T) {
-	fsys := walfs.NewFaultFS()
+	const writeTakes, syncTakes = 10 * time.Millisecond, 20 * time.Millisecond
+	c := &opCounter{counts: map[string]int{}}
+	fsys := &wrapFS{FaultFS: walfs.NewFaultFS(), wrap: c.wrap}
 	l := openEmpty(t, fsys, 1024)
 	defer l.Close()
 	fill(t, l, 1, 104)
-	const syncTakes = 20 * time.Millisecond
+	c.writeTakes = writeTakes
 	fsys.SetSyncDelay(syncTakes)
 	w, err := l.BeginSnapshot(1)
 	if err != nil {
@@ -588,6 +616,8 @@ func TestSnapshotPacesItsWrites(t *testing.T) {
 	if got := fsys.Ops(walfs.OpSync) - syncs; got != 0 {
 		t.Fatalf("a Write short of snapshotSyncBytes synced %d times", got)
 	}
+	// Two pieces (the sync falls between them): the pause is 4x the two writes
+	// of the synced bytes and the sync.
 	began := time.Now()
 	if _, err := w.Write(make([]byte, 2)); err != nil {
 		t.Fatal(err)
@@ -596,8 +626,29 @@ func TestSnapshotPacesItsWrites(t *testing.T) {
 	if got := fsys.Ops(walfs.OpSync) - syncs; got != 1 {
 		t.Fatalf("the Write that completes snapshotSyncBytes synced %d times, want 1", got)
 	}
-	if want := (1 + snapshotSyncIdle) * syncTakes; took < want {
-		t.Fatalf("the Write with a sync of %v took %v, want at least %v (the sync and its pause)", syncTakes, took, want)
+	if want := 2*writeTakes + syncTakes + snapshotSyncIdle*(2*writeTakes+syncTakes); took < want {
+		t.Fatalf("the Write with a sync took %v, want at least %v (two writes, the sync and its pause)", took, want)
+	}
+	w.Abort()
+
+	// A superseded snapshot of two steps and a byte: two truncations, each paused.
+	const truncateTakes = 10 * time.Millisecond
+	c.writeTakes = 0
+	fsys.SetSyncDelay(0)
+	appendWait(t, l, payload(2, 104))
+	if err := l.Snapshot(1, make([]byte, 2*shrinkStep+1-snapshotHeaderBytes)); err != nil {
+		t.Fatal(err)
+	}
+	c.truncateTakes = truncateTakes
+	began = time.Now()
+	if err := l.Snapshot(2, []byte("small")); err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * (1 + snapshotSyncIdle) * truncateTakes; time.Since(began) < want {
+		t.Fatalf("the compaction of two truncations took %v, want at least %v (each and its pause)", time.Since(began), want)
+	}
+	if got := c.get("truncate snap"); got != 2 {
+		t.Fatalf("%d truncations of the superseded snapshot, want 2", got)
 	}
 }
 
