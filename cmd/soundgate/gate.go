@@ -125,10 +125,11 @@ func (g *gate) listen() ([]net.Listener, error) {
 		if a.addr == "" {
 			continue
 		}
+		listen := net.Listen
 		if a.network == "unix" {
-			os.Remove(a.addr) // a stale socket from a killed gate
+			listen = func(_, path string) (net.Listener, error) { return server.ListenUnix(path) }
 		}
-		l, err := net.Listen(a.network, a.addr)
+		l, err := listen(a.network, a.addr)
 		if err != nil {
 			for _, l := range ls {
 				l.Close()
