@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -36,19 +35,19 @@ func init() {
 // its own: its call returns the gate's answer and the line that shows it to people.
 type runCall struct {
 	name, summary, about string
-	call                 func(ctx context.Context, c *client.Client, run string) (res any, line string, err error)
+	call                 func(ctx context.Context, c *client.Client, run string) (res proto.Result, line string, err error)
 }
 
 var runCalls = []runCall{
 	{name: "cancel", summary: "cancel a run (operator)", about: "Cancels RUN: nothing of it is admitted again. Needs an operator token.",
-		call: func(ctx context.Context, c *client.Client, run string) (any, string, error) {
+		call: func(ctx context.Context, c *client.Client, run string) (proto.Result, string, error) {
 			r, err := c.Cancel(ctx, run)
-			return r, fmt.Sprintf("run %s %s epoch=%d\n", r.Run, r.Status, r.Epoch), err
+			return &r, fmt.Sprintf("run %s %s epoch=%d\n", shown(string(r.Run)), r.Status, r.Epoch), err
 		}},
 	{name: "fence", summary: "move a run to a new epoch (operator)", about: "Moves RUN to a new epoch: older attempts are fenced. Needs an operator token.",
-		call: func(ctx context.Context, c *client.Client, run string) (any, string, error) {
+		call: func(ctx context.Context, c *client.Client, run string) (proto.Result, string, error) {
 			r, err := c.Fence(ctx, run)
-			return r, fmt.Sprintf("run %s epoch=%d\n", r.Run, r.Epoch), err
+			return &r, fmt.Sprintf("run %s epoch=%d\n", shown(string(r.Run)), r.Epoch), err
 		}},
 }
 
@@ -56,7 +55,7 @@ func (rc runCall) usage() string { return "soundgate " + rc.name + " [flags] RUN
 
 func (rc runCall) main(args []string) int {
 	cf := newCall(rc.name, rc.usage(), rc.about)
-	return cf.runOnly(args, func(ctx context.Context, c *client.Client, run string) (any, int, error) {
+	return cf.runOnly(args, func(ctx context.Context, c *client.Client, run string) (proto.Result, int, error) {
 		r, line, err := rc.call(ctx, c, run)
 		cf.show(err, "%s", line)
 		return r, exitOK, err
@@ -107,7 +106,7 @@ func (cf *callFlags) parse(args []string, nargs ...int) ([]string, int) {
 }
 
 // do dials, runs f and reports its error with the right exit code.
-func (cf *callFlags) do(f func(ctx context.Context, c *client.Client) (any, int, error)) int {
+func (cf *callFlags) do(f func(ctx context.Context, c *client.Client) (proto.Result, int, error)) int {
 	token, err := client.Token(*cf.token, *cf.tokenFile, "SOUNDGATE_TOKEN")
 	switch {
 	case err != nil:
@@ -127,25 +126,24 @@ func (cf *callFlags) do(f func(ctx context.Context, c *client.Client) (any, int,
 		return callError(err)
 	}
 	if *cf.json {
-		b, _ := json.Marshal(res)
-		fmt.Println(string(b))
+		fmt.Println(string(res.AppendJSON(nil))) // the protocol's own JSON (docs/protocol.md)
 	}
 	return code
 }
 
 // runOnly runs call for a command whose only operand is RUN.
-func (cf *callFlags) runOnly(args []string, call func(ctx context.Context, c *client.Client, run string) (any, int, error)) int {
+func (cf *callFlags) runOnly(args []string, call func(ctx context.Context, c *client.Client, run string) (proto.Result, int, error)) int {
 	a, code := cf.parse(args, 1)
 	if code >= 0 {
 		return code
 	}
-	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) { return call(ctx, c, a[0]) })
+	return cf.do(func(ctx context.Context, c *client.Client) (proto.Result, int, error) { return call(ctx, c, a[0]) })
 }
 
 // keyCall runs call for a command of operands RUN KEY WORD. WORD is read by parse; one
 // it does not know is a usage error that begins with words ("the outcome is ok or failed").
 func keyCall[W any](cf *callFlags, args []string, parse func(string) (W, bool), words string,
-	call func(ctx context.Context, c *client.Client, run, key string, w W) (any, int, error)) int {
+	call func(ctx context.Context, c *client.Client, run, key string, w W) (proto.Result, int, error)) int {
 	a, code := cf.parse(args, 3)
 	if code >= 0 {
 		return code
@@ -154,7 +152,9 @@ func keyCall[W any](cf *callFlags, args []string, parse func(string) (W, bool), 
 	if !ok {
 		return fail(exitUsage, "%s, not %q", words, a[2])
 	}
-	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) { return call(ctx, c, a[0], a[1], w) })
+	return cf.do(func(ctx context.Context, c *client.Client) (proto.Result, int, error) {
+		return call(ctx, c, a[0], a[1], w)
+	})
 }
 
 // show prints a call's answer for people (not with --json), once the call succeeded.
@@ -171,7 +171,7 @@ func callError(err error) int {
 		if !strings.HasPrefix(msg, ge.Object.Type) {
 			msg = ge.Object.Type + ": " + msg
 		}
-		return fail(exitRefused, "refused: %s", msg)
+		return fail(exitRefused, "refused: %s", shownText(msg))
 	}
 	return fail(exitFailure, "%v", err)
 }
@@ -179,10 +179,10 @@ func callError(err error) int {
 func openMain(args []string) int {
 	cf := newCall("open", "soundgate open [flags] RUN", "Opens RUN, active at epoch 1. Idempotent. Needs an operator token.")
 	deadline := cf.fs.Duration("deadline", 0, "time the run out after this long (0: never)")
-	return cf.runOnly(args, func(ctx context.Context, c *client.Client, run string) (any, int, error) {
+	return cf.runOnly(args, func(ctx context.Context, c *client.Client, run string) (proto.Result, int, error) {
 		r, err := c.Open(ctx, run, *deadline)
-		cf.show(err, "run %s %s epoch=%d created=%t\n", r.Run, r.Status, r.Epoch, r.Created)
-		return r, exitOK, err
+		cf.show(err, "run %s %s epoch=%d created=%t\n", shown(string(r.Run)), r.Status, r.Epoch, r.Created)
+		return &r, exitOK, err
 	})
 }
 
@@ -198,7 +198,7 @@ func admitMain(args []string) int {
 	if *cf.timeout < *wait+time.Second {
 		*cf.timeout = *wait + time.Second
 	}
-	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
+	return cf.do(func(ctx context.Context, c *client.Client) (proto.Result, int, error) {
 		r, err := c.Admit(ctx, a[0], a[1], *epoch, client.AdmitOptions{Gated: *gated, Wait: *wait})
 		if err != nil {
 			return nil, 0, err
@@ -215,23 +215,23 @@ func admitMain(args []string) int {
 		}
 		switch r.Answer {
 		case core.AnswerAdmit:
-			return r, exitOK, nil
+			return &r, exitOK, nil
 		case core.AnswerHeld:
-			return r, exitHeld, nil
+			return &r, exitHeld, nil
 		case core.AnswerDuplicate:
-			return r, exitDup, nil
+			return &r, exitDup, nil
 		}
-		return r, exitDenied, nil
+		return &r, exitDenied, nil
 	})
 }
 
 func decideMain(args []string) int {
 	cf := newCall("decide", "soundgate decide [flags] RUN KEY approve|reject", "Decides KEY's pending approval. Needs an approver token.")
 	return keyCall(cf, args, core.ParseDecision, "the decision is approve or reject",
-		func(ctx context.Context, c *client.Client, run, key string, d core.Decision) (any, int, error) {
+		func(ctx context.Context, c *client.Client, run, key string, d core.Decision) (proto.Result, int, error) {
 			r, err := c.Decide(ctx, run, key, d)
 			cf.show(err, "decided %s repeat=%t\n", r.Decision, r.Repeat)
-			return r, exitOK, err
+			return &r, exitOK, err
 		})
 }
 
@@ -239,10 +239,10 @@ func completeMain(args []string) int {
 	cf := newCall("complete", "soundgate complete [flags] RUN KEY ok|failed", "Records the outcome of admitted effect KEY, returned to replays.")
 	result := cf.fs.String("result", "", "the effect's result (returned with duplicate)")
 	return keyCall(cf, args, core.ParseOutcome, "the outcome is ok or failed",
-		func(ctx context.Context, c *client.Client, run, key string, o core.Outcome) (any, int, error) {
+		func(ctx context.Context, c *client.Client, run, key string, o core.Outcome) (proto.Result, int, error) {
 			r, err := c.Complete(ctx, run, key, o, *result)
 			cf.show(err, "completed repeat=%t\n", r.Repeat)
-			return r, exitOK, err
+			return &r, exitOK, err
 		})
 }
 
@@ -256,20 +256,20 @@ func statusMain(args []string) int {
 	if len(a) == 2 {
 		key = a[1]
 	}
-	return cf.do(func(ctx context.Context, c *client.Client) (any, int, error) {
+	return cf.do(func(ctx context.Context, c *client.Client) (proto.Result, int, error) {
 		r, err := c.Status(ctx, a[0], key)
 		if err == nil && !*cf.json {
 			pending := make([]string, len(r.Pending))
 			for i, k := range r.Pending {
-				pending[i] = string(k)
+				pending[i] = shown(string(k))
 			}
-			fmt.Printf("run %s %s epoch=%d pending=[%s]", r.Run, r.Status, r.Epoch, strings.Join(pending, " "))
+			fmt.Printf("run %s %s epoch=%d pending=[%s]", shown(string(r.Run)), r.Status, r.Epoch, strings.Join(pending, " "))
 			if r.DeadlineMs != 0 {
 				fmt.Printf(" deadline=%s", time.UnixMilli(int64(r.DeadlineMs)).UTC().Format(time.RFC3339Nano))
 			}
 			fmt.Println()
 			if e := r.Effect; e != nil {
-				fmt.Printf("effect %s %s", e.Key, e.Status)
+				fmt.Printf("effect %s %s", shown(string(e.Key)), e.Status)
 				if e.Gated {
 					fmt.Print(" gated")
 				}
@@ -282,6 +282,6 @@ func statusMain(args []string) int {
 				fmt.Println()
 			}
 		}
-		return r, exitOK, err
+		return &r, exitOK, err
 	})
 }
