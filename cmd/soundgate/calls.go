@@ -173,6 +173,12 @@ func callError(err error) int {
 		}
 		return fail(exitRefused, "refused: %s", shownText(msg))
 	}
+	// A refusal of the connection itself (overloaded, shutting down), which the gate
+	// sends before it closes: refused too, not a failure.
+	var pe *proto.Error
+	if errors.As(err, &pe) {
+		return fail(exitRefused, "refused: %s", pe.Type)
+	}
 	return fail(exitFailure, "%v", err)
 }
 

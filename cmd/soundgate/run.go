@@ -213,7 +213,7 @@ func openEgressLog(path string) (w io.Writer, release func(), err error) {
 	if path == "-" {
 		return os.Stderr, func() {}, nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -41,6 +41,8 @@ type Server struct {
 	loopFailed bool  // it could not start: goroutines serve
 
 	wg sync.WaitGroup // transport goroutines
+
+	refused refusals
 }
 
 // Errors of New.
@@ -129,6 +131,7 @@ func (s *Server) admit(nc net.Conn) {
 			refusal = proto.ErrShuttingDown
 		}
 		s.mu.Unlock()
+		s.refused.add(s.log, refusal.Type, "remote", nc.RemoteAddr().String())
 		nc.SetWriteDeadline(time.Now().Add(time.Second))
 		nc.Write(proto.AppendError(nil, proto.ID{}, refusal))
 		nc.Close()

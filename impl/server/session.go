@@ -130,8 +130,10 @@ func (ss *session) handle(req *proto.Request) (quit bool) {
 	case ss.cred == nil:
 		return fail(proto.ErrHelloRequired, false)
 	case !allowed(ss.cred.Role, req.Method):
+		ss.s.refused.add(ss.s.log, proto.ErrForbidden.Type, "remote", ss.remote, "token_name", ss.cred.Name, "role", ss.cred.Role.String(), "method", req.Method.String())
 		return fail(fmt.Errorf("%w: the %s role may not call %s", proto.ErrForbidden, ss.cred.Role, req.Method), false)
 	case !ss.cred.Allows(req.Run):
+		ss.s.refused.add(ss.s.log, proto.ErrForbidden.Type, "remote", ss.remote, "token_name", ss.cred.Name, "method", req.Method.String(), "run", string(req.Run))
 		return fail(fmt.Errorf("%w: run %q is outside the scope of token %q", proto.ErrForbidden, req.Run, ss.cred.Name), false)
 	}
 	nreq, ok := ss.request(req)
@@ -158,10 +160,11 @@ func (ss *session) hello(req *proto.Request, fail func(error, bool) bool) bool {
 	}
 	cred, ok := ss.s.cfg.Roles.Lookup(req.Token)
 	if !ok {
-		ss.s.log.Warn("hello with an unknown token", "remote", ss.remote)
+		ss.s.refused.add(ss.s.log, proto.ErrUnauthenticated.Type, "remote", ss.remote)
 		return fail(proto.ErrUnauthenticated, true)
 	}
 	ss.cred = cred
+	ss.s.log.Debug("hello", "remote", ss.remote, "role", cred.Role.String(), "token_name", cred.Name)
 	if ss.onHello != nil {
 		ss.onHello()
 	}

@@ -11,6 +11,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -68,6 +69,7 @@ type Options struct {
 	// it serves; Node.Log, if set, is the log it appends to then.
 	Recover *wal.Log
 	Limits  server.Limits // the server's
+	Logger  *slog.Logger  // the server's (nil: none)
 	// Goroutines serves with the goroutine transport (also when IOEnv says so).
 	Goroutines bool
 	// TCP also listens on a loopback TCP port.
@@ -130,7 +132,7 @@ func New(o Options) (*Gate, error) {
 		return nil, err
 	}
 	g.Server, err = server.New(server.Config{Roles: o.Roles, Node: g.Node, Limits: o.Limits, Version: "test",
-		Goroutines: o.Goroutines})
+		Goroutines: o.Goroutines, Logger: o.Logger})
 	if err != nil {
 		g.Node.Close()
 		return nil, err

@@ -71,8 +71,9 @@ type OS struct{}
 
 var _ FS = OS{}
 
-// MkdirAll creates dir with mode 0o755.
-func (OS) MkdirAll(dir string) error { return os.MkdirAll(dir, 0o755) }
+// MkdirAll creates dir with mode 0o700: the log holds every effect's result, for
+// the gate's user alone.
+func (OS) MkdirAll(dir string) error { return os.MkdirAll(dir, 0o700) }
 
 // ReadDir lists dir's entry names, sorted.
 func (OS) ReadDir(dir string) ([]string, error) {
@@ -88,11 +89,11 @@ func (OS) ReadDir(dir string) ([]string, error) {
 	return names, nil
 }
 
-// Create creates path exclusively with mode 0o644. The file is not opened with
+// Create creates path exclusively with mode 0o600. The file is not opened with
 // O_APPEND, which would forbid WriteAt: Write writes at the handle's offset, which
 // starts at 0 and advances.
 func (OS) Create(path string) (File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +139,7 @@ type osFile struct{ f *os.File }
 // Lock takes an exclusive, non-blocking advisory lock (flock) on path. The kernel
 // releases it when the process dies, so a SIGKILLed gate never blocks its restart.
 func (OS) Lock(path string) (io.Closer, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
