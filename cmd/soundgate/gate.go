@@ -17,6 +17,7 @@ import (
 // gateOptions is what serve (and the negative control serve-unsafe) start a gate with.
 type gateOptions struct {
 	roles, listen, unix string
+	adminUnix           string // the socket of approvers and operators only ("": none)
 	allowWeakTokens     bool   // accept the demo roles file's tokens
 	data                string // the log's directory; "" keeps the state in memory
 	core                core.Limits
@@ -74,8 +75,12 @@ func startGate(o gateOptions) (*gate, int) {
 	}
 	g.served = make(chan error, len(ls))
 	for _, l := range ls {
-		o.logger.Info("listening", "addr", l.Addr().String(), "durability", g.durability(), "io", g.io())
-		go func() { g.served <- g.srv.Serve(l) }()
+		o.logger.Info("listening", "addr", l.Addr().String(), "admin", l.admin, "durability", g.durability(), "io", g.io())
+		serve := g.srv.Serve
+		if l.admin {
+			serve = g.srv.ServeAdmin
+		}
+		go func() { g.served <- serve(l) }()
 	}
 	return g, exitOK
 }
@@ -119,24 +124,43 @@ func (g *gate) openNode() (*node.Node, error) {
 	return n, nil
 }
 
-func (g *gate) listen() ([]net.Listener, error) {
-	var ls []net.Listener
-	for _, a := range []struct{ network, addr string }{{"tcp", g.o.listen}, {"unix", g.o.unix}} {
+// listener is one of the gate's listeners; an admin one is for approvers and
+// operators only (server.ServeAdmin).
+type listener struct {
+	net.Listener
+	admin bool
+}
+
+func (g *gate) listen() ([]listener, error) {
+	var ls []listener
+	for _, a := range []struct {
+		network, addr string
+		admin         bool
+	}{{"tcp", g.o.listen, false}, {"unix", g.o.unix, false}, {"unix", g.o.adminUnix, true}} {
 		if a.addr == "" {
 			continue
 		}
-		listen := net.Listen
+		var l net.Listener
+		var err error
 		if a.network == "unix" {
-			listen = func(_, path string) (net.Listener, error) { return server.ListenUnix(path) }
+			l, err = server.ListenUnix(a.addr)
+		} else {
+			l, err = net.Listen(a.network, a.addr)
 		}
-		l, err := listen(a.network, a.addr)
+		if err == nil && a.admin {
+			// Only the gate's user may connect; put the socket in a directory of
+			// the operators' group for them (docs/server.md).
+			if err = os.Chmod(a.addr, 0o600); err != nil {
+				l.Close()
+			}
+		}
 		if err != nil {
 			for _, l := range ls {
 				l.Close()
 			}
 			return nil, fmt.Errorf("listen on %s: %v", a.addr, err)
 		}
-		ls = append(ls, l)
+		ls = append(ls, listener{l, a.admin})
 	}
 	return ls, nil
 }

@@ -32,7 +32,7 @@ func TestHelpShowsNoToken(t *testing.T) {
 		help := string(b)
 		require.NotEmpty(t, help, "%s -h", name)
 		require.NotContains(t, help, secret, "%s -h prints the token", name)
-		if strings.Contains(help, "-token ") {
+		if strings.Contains(help, "\n  -token string") {
 			require.Contains(t, help, "-token-file", "%s takes --token but not --token-file", name)
 		}
 	}

@@ -37,6 +37,7 @@ func serveMain(args []string) int {
 	o := gateOptions{core: core.DefaultLimits(), server: server.DefaultLimits(), waitersMax: node.WaitersMaxDefault}
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:7433", "TCP address to listen on (empty: none)")
 	fs.StringVar(&o.unix, "unix", "", "Unix socket path to listen on (empty: none)")
+	fs.StringVar(&o.adminUnix, "admin-unix", "", "Unix socket path for approvers and operators only, with connections of its own, created mode 0600: where agents cannot open it, no agent can keep an operator from cancel (empty: none)")
 	fs.StringVar(&o.roles, "roles", "", "roles file: tokens and what each may do (required; see docs/server.md)")
 	fs.BoolVar(&o.allowWeakTokens, "allow-weak-tokens", false, "accept short, repetitive or placeholder tokens in the roles file (the demo file's; for trying the gate out only)")
 	fs.StringVar(&o.data, "data", "soundgate-data", "directory of the write-ahead log")
@@ -46,7 +47,10 @@ func serveMain(args []string) int {
 	fs.IntVar(&o.core.KeysPerRunMax, "max-keys-per-run", o.core.KeysPerRunMax, "effects per run")
 	fs.IntVar(&o.core.PendingPerRunMax, "max-pending-per-run", o.core.PendingPerRunMax, "open approvals per run")
 	fs.IntVar(&o.core.ResultBytesMax, "max-result-bytes", o.core.ResultBytesMax, "bytes of a completed effect's result")
-	fs.IntVar(&o.server.ConnectionsMax, "max-connections", o.server.ConnectionsMax, "open connections")
+	fs.IntVar(&o.server.ConnectionsMax, "max-connections", o.server.ConnectionsMax, "open connections of --listen and --unix together")
+	fs.IntVar(&o.server.ReservedConnections, "reserved-connections", o.server.ReservedConnections, "of --max-connections, those agents may not take (kept for approvers and operators)")
+	fs.IntVar(&o.server.ConnectionsPerTokenMax, "max-connections-per-token", o.server.ConnectionsPerTokenMax, "open connections of one token")
+	fs.IntVar(&o.server.AdminConnectionsMax, "max-admin-connections", o.server.AdminConnectionsMax, "open connections of --admin-unix")
 	fs.IntVar(&o.waitersMax, "max-waiters", o.waitersMax, "admits waiting for a decision, across connections")
 	ioModel := fs.String("io", "loop", "loop: one event loop serves every connection (Linux epoll; elsewhere goroutines); goroutines: a reader and a writer goroutine per connection")
 	verbose := fs.Bool("v", false, "log every connection-level event")
@@ -97,7 +101,9 @@ func (o *gateOptions) check() error {
 		name string
 		v    int
 	}{{"max-runs", o.core.RunsMax}, {"max-keys-per-run", o.core.KeysPerRunMax}, {"max-pending-per-run", o.core.PendingPerRunMax},
-		{"max-result-bytes", o.core.ResultBytesMax}, {"max-connections", o.server.ConnectionsMax}, {"max-waiters", o.waitersMax}} {
+		{"max-result-bytes", o.core.ResultBytesMax}, {"max-connections", o.server.ConnectionsMax}, {"max-waiters", o.waitersMax},
+		{"reserved-connections", o.server.ReservedConnections}, {"max-connections-per-token", o.server.ConnectionsPerTokenMax},
+		{"max-admin-connections", o.server.AdminConnectionsMax}} {
 		if f.v < 1 {
 			return fmt.Errorf("--%s must be at least 1", f.name)
 		}
@@ -110,6 +116,9 @@ func (o *gateOptions) check() error {
 	}
 	if o.listen == "" && o.unix == "" {
 		return fmt.Errorf("nothing to listen on: give --listen or --unix")
+	}
+	if o.server.ReservedConnections >= o.server.ConnectionsMax {
+		return fmt.Errorf("--reserved-connections (%d) must be under --max-connections (%d): agents would get none", o.server.ReservedConnections, o.server.ConnectionsMax)
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/soundgate/soundgate/impl/proto"
@@ -9,17 +11,31 @@ import (
 // Limits of the server itself (the core has its own, in core.Limits). A zero field
 // takes its default.
 type Limits struct {
-	ConnectionsMax int           // open connections; one more is refused with overloaded
+	ConnectionsMax int           // open connections of the listeners Serve serves; one more is refused with overloaded
 	WriteQueueMax  int           // answers queued per connection before its reader pauses
 	WriteTimeout   time.Duration // a peer that does not read its answers for this long is dropped
 	HelloTimeout   time.Duration // a connection that does not say hello within this is closed
+
+	// ReservedConnections of ConnectionsMax only approvers and operators may hold:
+	// an agent's hello is refused (overloaded) once agents hold the rest. Zero: a
+	// sixty-fourth of ConnectionsMax, at most 64.
+	ReservedConnections int
+	// ConnectionsPerTokenMax is how many connections one token may hold, on every
+	// listener together; one more hello is refused (overloaded).
+	ConnectionsPerTokenMax int
+	// AdminConnectionsMax is how many connections the listeners ServeAdmin serves
+	// hold together, apart from ConnectionsMax.
+	AdminConnectionsMax int
 }
 
 // DefaultLimits are the server limits of `soundgate serve` unless flags change them.
 func DefaultLimits() Limits {
 	return Limits{ConnectionsMax: 4096, WriteQueueMax: 1024, WriteTimeout: 10 * time.Second,
-		HelloTimeout: 10 * time.Second}
+		HelloTimeout: 10 * time.Second, ReservedConnections: 64, ConnectionsPerTokenMax: 1024, AdminConnectionsMax: 64}
 }
+
+// ErrLimits: limits that cannot work together.
+var ErrLimits = errors.New("soundgate/server: bad limits")
 
 // withDefaults fills every zero field of l with its default, so that a caller setting
 // one limit does not set the others to zero (a zero write queue would block forever).
@@ -37,7 +53,24 @@ func (l Limits) withDefaults() Limits {
 	if l.HelloTimeout <= 0 {
 		l.HelloTimeout = d.HelloTimeout
 	}
+	if l.ReservedConnections <= 0 {
+		l.ReservedConnections = min(d.ReservedConnections, l.ConnectionsMax/64)
+	}
+	if l.ConnectionsPerTokenMax <= 0 {
+		l.ConnectionsPerTokenMax = d.ConnectionsPerTokenMax
+	}
+	if l.AdminConnectionsMax <= 0 {
+		l.AdminConnectionsMax = d.AdminConnectionsMax
+	}
 	return l
+}
+
+// check refuses limits that leave agents no connection.
+func (l Limits) check() error {
+	if l.ReservedConnections >= l.ConnectionsMax {
+		return fmt.Errorf("%w: %d reserved connections of %d leave agents none", ErrLimits, l.ReservedConnections, l.ConnectionsMax)
+	}
+	return nil
 }
 
 // allowedMethods says which role may call which method.

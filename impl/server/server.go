@@ -37,8 +37,11 @@ type Server struct {
 	closing    bool
 	listeners  map[net.Listener]struct{}
 	sessions   map[*session]struct{}
-	loop       *loop // the event loop, started by the first Serve (nil: goroutines)
-	loopFailed bool  // it could not start: goroutines serve
+	admins     int                 // of the sessions, those of ServeAdmin's listeners
+	agents     int                 // authenticated agent sessions of Serve's listeners
+	perToken   map[*Credential]int // authenticated sessions by credential
+	loop       *loop               // the event loop, started by the first Serve (nil: goroutines)
+	loopFailed bool                // it could not start: goroutines serve
 
 	wg sync.WaitGroup // transport goroutines
 
@@ -62,8 +65,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, ErrNoNode
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
+	if err := cfg.Limits.check(); err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, node: cfg.Node, log: cfg.Logger, doneC: make(chan struct{}),
-		listeners: map[net.Listener]struct{}{}, sessions: map[*session]struct{}{}}
+		listeners: map[net.Listener]struct{}{}, sessions: map[*session]struct{}{}, perToken: map[*Credential]int{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -71,7 +77,16 @@ func New(cfg Config) (*Server, error) {
 }
 
 // Serve accepts connections on l until Shutdown. It returns nil after Shutdown.
-func (s *Server) Serve(l net.Listener) error {
+func (s *Server) Serve(l net.Listener) error { return s.serve(l, false) }
+
+// ServeAdmin is Serve for a listener of approvers and operators only (an agent's
+// hello is refused), with its own Limits.AdminConnectionsMax: a flood of the other
+// listeners, by agents or by peers with no token, never takes its connections. It
+// keeps operators in reach of cancel only as far as the listener itself is out of
+// the agents' reach (a Unix socket that their user cannot open; docs/server.md).
+func (s *Server) ServeAdmin(l net.Listener) error { return s.serve(l, true) }
+
+func (s *Server) serve(l net.Listener, admin bool) error {
 	if !s.track(l) {
 		l.Close()
 		return nil
@@ -98,7 +113,7 @@ func (s *Server) Serve(l net.Listener) error {
 			continue
 		}
 		backoff = 5 * time.Millisecond
-		s.admit(nc)
+		s.admit(nc, admin)
 	}
 }
 
@@ -123,9 +138,13 @@ func (s *Server) untrack(l net.Listener) (closing bool) {
 
 // admit hands an accepted connection to a transport, or refuses it when the server
 // is full or closing.
-func (s *Server) admit(nc net.Conn) {
+func (s *Server) admit(nc net.Conn, admin bool) {
 	s.mu.Lock()
-	if s.closing || len(s.sessions) >= s.cfg.Limits.ConnectionsMax {
+	full := len(s.sessions)-s.admins >= s.cfg.Limits.ConnectionsMax
+	if admin {
+		full = s.admins >= s.cfg.Limits.AdminConnectionsMax
+	}
+	if s.closing || full {
 		refusal := proto.ErrOverloaded
 		if s.closing {
 			refusal = proto.ErrShuttingDown
@@ -138,7 +157,11 @@ func (s *Server) admit(nc net.Conn) {
 		return
 	}
 	ss := newSession(s, nc.RemoteAddr().String())
+	ss.admin = admin
 	s.sessions[ss] = struct{}{}
+	if admin {
+		s.admins++
+	}
 	lp := s.loopLocked()
 	s.wg.Add(1) // the transport's Done when it ends ss
 	s.mu.Unlock()
@@ -167,6 +190,29 @@ func (s *Server) loopLocked() *loop {
 	return s.loop
 }
 
+// authenticate counts ss as cred's, or says why the server refuses it: a token at
+// its ConnectionsPerTokenMax, an agent on an admin listener, or an agent where
+// agents hold every connection but the reserved ones.
+func (s *Server) authenticate(ss *session, cred *Credential) error {
+	agent := cred.Role == proto.RoleAgent
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch lim := s.cfg.Limits; {
+	case agent && ss.admin:
+		return fmt.Errorf("%w: this listener takes approvers and operators only", proto.ErrForbidden)
+	case s.perToken[cred] >= lim.ConnectionsPerTokenMax:
+		return fmt.Errorf("%w: token %q holds %d connections, its most", proto.ErrOverloaded, cred.Name, lim.ConnectionsPerTokenMax)
+	case agent && s.agents >= lim.ConnectionsMax-lim.ReservedConnections:
+		return fmt.Errorf("%w: agents hold %d connections; the other %d are reserved for approvers and operators", proto.ErrOverloaded, s.agents, lim.ReservedConnections)
+	}
+	ss.cred = cred
+	s.perToken[cred]++
+	if agent && !ss.admin {
+		s.agents++
+	}
+	return nil
+}
+
 // Connections returns how many connections the server holds now.
 func (s *Server) Connections() int {
 	s.mu.Lock()
@@ -180,6 +226,17 @@ func (s *Server) forget(ss *session) {
 	s.node.Leave(ss.party)
 	s.mu.Lock()
 	delete(s.sessions, ss)
+	if ss.admin {
+		s.admins--
+	}
+	if ss.cred != nil {
+		if s.perToken[ss.cred]--; s.perToken[ss.cred] == 0 {
+			delete(s.perToken, ss.cred)
+		}
+		if ss.cred.Role == proto.RoleAgent && !ss.admin {
+			s.agents--
+		}
+	}
 	s.mu.Unlock()
 	s.wg.Done()
 }

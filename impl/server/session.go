@@ -30,7 +30,8 @@ type answer struct {
 type session struct {
 	s      *Server
 	remote string      // the peer's address, for the log
-	cred   *Credential // nil until a successful hello
+	cred   *Credential // nil until a successful hello (set under Server.mu)
+	admin  bool        // accepted by ServeAdmin
 	party  *node.Party // its admits that wait at the node
 	rd     *proto.Reader
 	dec    proto.Decoder
@@ -163,7 +164,10 @@ func (ss *session) hello(req *proto.Request, fail func(error, bool) bool) bool {
 		ss.s.refused.add(ss.s.log, proto.ErrUnauthenticated.Type, "remote", ss.remote)
 		return fail(proto.ErrUnauthenticated, true)
 	}
-	ss.cred = cred
+	if err := ss.s.authenticate(ss, cred); err != nil {
+		ss.s.refused.add(ss.s.log, proto.ErrorObjectOf(err).Type, "remote", ss.remote, "token_name", cred.Name, "role", cred.Role.String(), "why", err.Error())
+		return fail(err, true)
+	}
 	ss.s.log.Debug("hello", "remote", ss.remote, "role", cred.Role.String(), "token_name", cred.Name)
 	if ss.onHello != nil {
 		ss.onHello()
