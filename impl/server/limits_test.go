@@ -61,6 +61,39 @@ func TestSilentPeerIsClosed(t *testing.T) {
 	g.Dial(t, servertest.OperatorToken) // a slot is free again
 }
 
+// A peer that trickles a hello a byte at a time does not stretch its deadline: it
+// is closed HelloTimeout after its connection was accepted, however often it sends.
+func TestTricklingHelloIsClosed(t *testing.T) {
+	const helloTimeout = 200 * time.Millisecond
+	g := servertest.Start(t, servertest.Options{Limits: server.Limits{HelloTimeout: helloTimeout}})
+	nc, err := net.Dial("unix", g.Unix)
+	require.NoError(t, err)
+	defer nc.Close()
+	began := time.Now()
+	closed := make(chan time.Duration, 1)
+	go func() {
+		b := make([]byte, 512)
+		for {
+			if _, err := nc.Read(b); err != nil {
+				closed <- time.Since(began)
+				return
+			}
+		}
+	}()
+	for i := 0; ; i++ {
+		select {
+		case took := <-closed:
+			require.GreaterOrEqual(t, took, helloTimeout)
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Since(began) > 25*helloTimeout {
+			t.Fatalf("a peer sending a byte every 20 ms is still connected after %v (HelloTimeout %v)", time.Since(began), helloTimeout)
+		}
+		nc.Write([]byte(helloLine[i%len(helloLine) : i%len(helloLine)+1]))
+	}
+}
+
 // A peer that pipelines more than WriteQueueMax requests and reads its answers only
 // later is paused, not dropped, and gets every answer in order: the server stops
 // reading it while its answers wait, and goes on once they are written.
