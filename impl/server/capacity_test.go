@@ -45,6 +45,8 @@ func TestAgentsCannotTakeTheReservedConnections(t *testing.T) {
 	}
 	_, err := dial(t, addr, servertest.AgentToken)
 	require.ErrorIs(t, err, proto.ErrOverloaded, "a seventh agent connection")
+	// The refused connection is counted until its transport has closed it.
+	require.Eventually(t, func() bool { return g.Server.Connections() == 6 }, 10*time.Second, time.Millisecond)
 	op, err := dial(t, addr, servertest.OperatorToken)
 	require.NoError(t, err, "the operator, with agents holding their share")
 	_, err = op.Open(context.Background(), "r1", 0)
@@ -104,6 +106,7 @@ func TestAdminListener(t *testing.T) {
 
 	_, err = dial(t, admin, servertest.AgentToken)
 	require.ErrorIs(t, err, proto.ErrForbidden, "an agent on the admin listener")
+	require.Eventually(t, func() bool { return g.Server.Connections() == 4 }, 10*time.Second, time.Millisecond)
 	op, err := dial(t, admin, servertest.OperatorToken)
 	require.NoError(t, err)
 	_, err = op.Open(context.Background(), "r1", 0)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -53,6 +54,8 @@ func TestRefusalsCountedAndLogged(t *testing.T) {
 	}
 	_, err := client.Dial(ctx, "unix:"+g.Unix, "not-a-token-of-this-gate-0123456789")
 	require.ErrorIs(t, err, proto.ErrUnauthenticated)
+	// The refused connection is counted until its transport has closed it.
+	require.Eventually(t, func() bool { return g.Server.Connections() == 1 }, 10*time.Second, time.Millisecond)
 	scoped := g.Dial(t, servertest.ScopedToken) // the second connection
 	_, err = scoped.Admit(ctx, "team-b-1", "k", 1, client.AdmitOptions{})
 	require.ErrorIs(t, err, proto.ErrForbidden)
