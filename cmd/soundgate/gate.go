@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/soundgate/soundgate/impl/core"
@@ -165,16 +167,45 @@ func (g *gate) listen() ([]listener, error) {
 	return ls, nil
 }
 
+// reloadRoles reads the roles file again (SIGHUP), with the rules of the start: a
+// file that does not pass keeps the roles the gate has, and the log says why.
+func (g *gate) reloadRoles() {
+	rs, err := server.LoadRoles(g.o.roles, server.RolesOptions{AllowWeakTokens: g.o.allowWeakTokens})
+	if err != nil {
+		g.o.logger.Error("roles reload refused; the roles stay as they were", "err", err)
+		return
+	}
+	for _, w := range rs.Warnings() {
+		g.o.logger.Warn(w)
+	}
+	closed, err := g.srv.SetRoles(rs)
+	if err != nil {
+		g.o.logger.Error("roles reload refused; the roles stay as they were", "err", err)
+		return
+	}
+	g.o.logger.Info("roles reloaded", "file", g.o.roles, "tokens", rs.Len(), "connections_closed", closed)
+}
+
 // serveUntil serves until a signal or a failed listener, then shuts the gate down
 // and returns the exit code.
 func (g *gate) serveUntil(sig <-chan os.Signal) int {
 	code := exitOK
-	select {
-	case s := <-sig:
-		g.o.logger.Info("shutting down", "signal", s.String())
-	case err := <-g.served:
-		g.o.logger.Error("listener failed", "err", err)
-		code = exitFailure
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+wait:
+	for {
+		select {
+		case <-hup:
+			g.reloadRoles()
+		case s := <-sig:
+			g.o.logger.Info("shutting down", "signal", s.String())
+			break wait
+		case err := <-g.served:
+			g.o.logger.Error("listener failed", "err", err)
+			code = exitFailure
+			break wait
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -20,9 +20,7 @@ import (
 // a restart that keeps every decision.
 func TestReadmeWalkthrough(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "soundgate")
-	build, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "%s", build)
+	bin := buildSoundgate(t, dir)
 	sock := filepath.Join(dir, "gate.sock")
 	roles, err := filepath.Abs("../../docs/examples/roles.json")
 	require.NoError(t, err)

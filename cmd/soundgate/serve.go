@@ -24,6 +24,8 @@ Runs the gate. Agents admit effects, approvers decide, operators open, cancel an
 runs (docs/protocol.md). By default every decision is written to a write-ahead log in
 --data and fdatasynced before it is answered; on start the log is replayed. If the
 log cannot be written the gate refuses everything (unavailable) until restarted.
+SIGHUP reads the roles file again: a file that does not pass keeps the roles the
+gate has (the log says why); connections of tokens it removed or changed are closed.
 
 Flags:
 `

@@ -16,15 +16,22 @@ import (
 	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
+// buildSoundgate builds this command into dir and returns the binary's path.
+func buildSoundgate(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "soundgate")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
+}
+
 // TestSecondGateCannotTakeTheSocket: a second gate (another data directory, so its
 // log is not locked) started on the socket of a running one must not start. It
 // once deleted the socket and answered on it, and then admitted a key that the
 // first gate had admitted: the same effect twice.
 func TestSecondGateCannotTakeTheSocket(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "soundgate")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	bin := buildSoundgate(t, dir)
 	roles, err := servertest.WriteRoles(dir)
 	require.NoError(t, err)
 	sock := filepath.Join(dir, "gate.sock")

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/soundgate/soundgate/impl/core"
@@ -42,6 +43,9 @@ type Roles struct {
 	creds    []Credential
 	warnings []string
 }
+
+// Len returns how many tokens rs holds.
+func (rs *Roles) Len() int { return len(rs.creds) }
 
 // Warnings are what LoadRoles accepted but an operator should hear about (a roles
 // file that others may read).
@@ -335,6 +339,16 @@ func (s *rolesScanner) str(what string, v *string) error {
 	}
 	*v = str
 	return nil
+}
+
+// holds reports whether rs has c's token with c's name, role and runs.
+func (rs *Roles) holds(c *Credential) bool {
+	for i := range rs.creds {
+		if n := &rs.creds[i]; n.hash == c.hash && n.Name == c.Name && n.Role == c.Role && slices.Equal(n.Runs, c.Runs) {
+			return true
+		}
+	}
+	return false
 }
 
 // Lookup returns the credential of token, comparing in constant time against every

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,11 +38,12 @@ type Server struct {
 	closing    bool
 	listeners  map[net.Listener]struct{}
 	sessions   map[*session]struct{}
-	admins     int                 // of the sessions, those of ServeAdmin's listeners
-	agents     int                 // authenticated agent sessions of Serve's listeners
-	perToken   map[*Credential]int // authenticated sessions by credential
-	loop       *loop               // the event loop, started by the first Serve (nil: goroutines)
-	loopFailed bool                // it could not start: goroutines serve
+	admins     int                       // of the sessions, those of ServeAdmin's listeners
+	agents     int                       // authenticated agent sessions of Serve's listeners
+	perToken   map[[sha256.Size]byte]int // authenticated sessions by token (its hash)
+	roles      *Roles                    // the tokens a hello is checked against (SetRoles)
+	loop       *loop                     // the event loop, started by the first Serve (nil: goroutines)
+	loopFailed bool                      // it could not start: goroutines serve
 
 	wg sync.WaitGroup // transport goroutines
 
@@ -69,7 +71,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, node: cfg.Node, log: cfg.Logger, doneC: make(chan struct{}),
-		listeners: map[net.Listener]struct{}{}, sessions: map[*session]struct{}{}, perToken: map[*Credential]int{}}
+		listeners: map[net.Listener]struct{}{}, sessions: map[*session]struct{}{}, perToken: map[[sha256.Size]byte]int{}, roles: cfg.Roles}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -198,19 +200,57 @@ func (s *Server) authenticate(ss *session, cred *Credential) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch lim := s.cfg.Limits; {
+	case !s.roles.holds(cred):
+		return fmt.Errorf("%w: the roles were reloaded without this token", proto.ErrUnauthenticated)
 	case agent && ss.admin:
 		return fmt.Errorf("%w: this listener takes approvers and operators only", proto.ErrForbidden)
-	case s.perToken[cred] >= lim.ConnectionsPerTokenMax:
+	case s.perToken[cred.hash] >= lim.ConnectionsPerTokenMax:
 		return fmt.Errorf("%w: token %q holds %d connections, its most", proto.ErrOverloaded, cred.Name, lim.ConnectionsPerTokenMax)
 	case agent && s.agents >= lim.ConnectionsMax-lim.ReservedConnections:
 		return fmt.Errorf("%w: agents hold %d connections; the other %d are reserved for approvers and operators", proto.ErrOverloaded, s.agents, lim.ReservedConnections)
 	}
 	ss.cred = cred
-	s.perToken[cred]++
+	s.perToken[cred.hash]++
 	if agent && !ss.admin {
 		s.agents++
 	}
 	return nil
+}
+
+// SetRoles replaces the tokens the server accepts (a roles file reloaded): hellos
+// from now on are checked against rs, and every connection whose credential rs does
+// not hold as it was (the same token, name, role and runs) is told so and closed; it
+// is refused everything it sends meanwhile. It returns how many it closed.
+func (s *Server) SetRoles(rs *Roles) (closed int, err error) {
+	if rs == nil || len(rs.creds) == 0 {
+		return 0, ErrNoRoles
+	}
+	var revoked []*session
+	s.mu.Lock()
+	s.roles = rs
+	for ss := range s.sessions {
+		if ss.cred != nil && !rs.holds(ss.cred) {
+			ss.revoked.Store(true)
+			revoked = append(revoked, ss)
+		}
+	}
+	s.mu.Unlock()
+	bye := proto.AppendError(nil, proto.ID{}, errRevoked)
+	for _, ss := range revoked {
+		ss.push(answer{line: bye, close: true})
+	}
+	return len(revoked), nil
+}
+
+// errRevoked is what a connection whose token a reload removed or changed is told.
+var errRevoked = fmt.Errorf("%w: the roles were reloaded without this token as it was", proto.ErrUnauthenticated)
+
+// lookup returns the credential of token in the current roles.
+func (s *Server) lookup(token string) (*Credential, bool) {
+	s.mu.Lock()
+	rs := s.roles
+	s.mu.Unlock()
+	return rs.Lookup(token)
 }
 
 // Connections returns how many connections the server holds now.
@@ -230,8 +270,8 @@ func (s *Server) forget(ss *session) {
 		s.admins--
 	}
 	if ss.cred != nil {
-		if s.perToken[ss.cred]--; s.perToken[ss.cred] == 0 {
-			delete(s.perToken, ss.cred)
+		if s.perToken[ss.cred.hash]--; s.perToken[ss.cred.hash] == 0 {
+			delete(s.perToken, ss.cred.hash)
 		}
 		if ss.cred.Role == proto.RoleAgent && !ss.admin {
 			s.agents--

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/soundgate/soundgate/impl/core"
@@ -32,10 +33,12 @@ type session struct {
 	remote string      // the peer's address, for the log
 	cred   *Credential // nil until a successful hello (set under Server.mu)
 	admin  bool        // accepted by ServeAdmin
-	party  *node.Party // its admits that wait at the node
-	rd     *proto.Reader
-	dec    proto.Decoder
-	req    proto.Request
+	// revoked: a reload of the roles removed or changed its credential (SetRoles).
+	revoked atomic.Bool
+	party   *node.Party // its admits that wait at the node
+	rd      *proto.Reader
+	dec     proto.Decoder
+	req     proto.Request
 
 	// kick tells the transport that answers were queued (by push, from any
 	// goroutine); onHello that the hello succeeded; interrupt, if set, is how
@@ -128,6 +131,8 @@ func (ss *session) handle(req *proto.Request) (quit bool) {
 		return ss.hello(req, fail)
 	}
 	switch {
+	case ss.revoked.Load():
+		return fail(errRevoked, true)
 	case ss.cred == nil:
 		return fail(proto.ErrHelloRequired, false)
 	case !allowed(ss.cred.Role, req.Method):
@@ -159,7 +164,7 @@ func (ss *session) hello(req *proto.Request, fail func(error, bool) bool) bool {
 	case req.Version != proto.Version:
 		return fail(proto.ErrUnsupportedVersion, true)
 	}
-	cred, ok := ss.s.cfg.Roles.Lookup(req.Token)
+	cred, ok := ss.s.lookup(req.Token)
 	if !ok {
 		ss.s.refused.add(ss.s.log, proto.ErrUnauthenticated.Type, "remote", ss.remote)
 		return fail(proto.ErrUnauthenticated, true)
