@@ -54,6 +54,7 @@ func serveMain(args []string) int {
 	fs.IntVar(&o.server.ConnectionsPerTokenMax, "max-connections-per-token", o.server.ConnectionsPerTokenMax, "open connections of one token")
 	fs.IntVar(&o.server.AdminConnectionsMax, "max-admin-connections", o.server.AdminConnectionsMax, "open connections of --admin-unix")
 	fs.IntVar(&o.waitersMax, "max-waiters", o.waitersMax, "admits waiting for a decision, across connections")
+	fs.IntVar(&o.server.WaitsPerTokenMax, "max-waits-per-token", o.server.WaitsPerTokenMax, "admits of one token waiting for a decision (one more is refused with quota)")
 	ioModel := fs.String("io", "loop", "loop: one event loop serves every connection (Linux epoll; elsewhere goroutines); goroutines: a reader and a writer goroutine per connection")
 	verbose := fs.Bool("v", false, "log every connection-level event")
 	if err := fs.Parse(args); err != nil {
@@ -105,7 +106,7 @@ func (o *gateOptions) check() error {
 	}{{"max-runs", o.core.RunsMax}, {"max-keys-per-run", o.core.KeysPerRunMax}, {"max-pending-per-run", o.core.PendingPerRunMax},
 		{"max-result-bytes", o.core.ResultBytesMax}, {"max-connections", o.server.ConnectionsMax}, {"max-waiters", o.waitersMax},
 		{"reserved-connections", o.server.ReservedConnections}, {"max-connections-per-token", o.server.ConnectionsPerTokenMax},
-		{"max-admin-connections", o.server.AdminConnectionsMax}} {
+		{"max-admin-connections", o.server.AdminConnectionsMax}, {"max-waits-per-token", o.server.WaitsPerTokenMax}} {
 		if f.v < 1 {
 			return fmt.Errorf("--%s must be at least 1", f.name)
 		}

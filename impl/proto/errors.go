@@ -27,6 +27,7 @@ const (
 	CodeUnsupportedVersion = -32006
 	CodeHelloRequired      = -32007
 	CodeHelloRepeated      = -32008
+	CodeQuota              = -32009
 
 	// The core's typed errors: -32010..-32039, one code per core error (see CoreCode).
 	CodeCoreFirst = -32010
@@ -112,6 +113,9 @@ var (
 	ErrShuttingDown = newError(CodeShuttingDown, "shutting_down", "shutting down")
 	// ErrOverloaded: too many connections or waiting requests; retry later.
 	ErrOverloaded = newError(CodeOverloaded, "overloaded", "overloaded")
+	// ErrQuota: the token holds all that its quota allows (the message says which
+	// quota and how much); other tokens are not held back.
+	ErrQuota = newError(CodeQuota, "quota", "quota")
 	// ErrInternal: a fault of the server. The request's effect on the gate is unknown.
 	ErrInternal = newError(CodeInternal, "internal", "internal error")
 )
@@ -119,7 +123,7 @@ var (
 // ServerErrors lists the server's refusals.
 var ServerErrors = []*Error{
 	ErrUnauthenticated, ErrHelloRequired, ErrHelloRepeated, ErrUnsupportedVersion,
-	ErrForbidden, ErrUnavailable, ErrShuttingDown, ErrOverloaded, ErrInternal,
+	ErrForbidden, ErrUnavailable, ErrShuttingDown, ErrOverloaded, ErrQuota, ErrInternal,
 }
 
 // coreCodes gives each core error its wire code. Appending only: a code once given

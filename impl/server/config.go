@@ -23,6 +23,10 @@ type Limits struct {
 	// ConnectionsPerTokenMax is how many connections one token may hold, on every
 	// listener together; one more hello is refused (overloaded).
 	ConnectionsPerTokenMax int
+	// WaitsPerTokenMax is how many admits of one token may wait for a decision at
+	// once; one more is refused with quota, so that one agent cannot take the
+	// waits all agents share (node.Config.WaitersMax).
+	WaitsPerTokenMax int
 	// AdminConnectionsMax is how many connections the listeners ServeAdmin serves
 	// hold together, apart from ConnectionsMax.
 	AdminConnectionsMax int
@@ -31,7 +35,8 @@ type Limits struct {
 // DefaultLimits are the server limits of `soundgate serve` unless flags change them.
 func DefaultLimits() Limits {
 	return Limits{ConnectionsMax: 4096, WriteQueueMax: 1024, WriteTimeout: 10 * time.Second,
-		HelloTimeout: 10 * time.Second, ReservedConnections: 64, ConnectionsPerTokenMax: 1024, AdminConnectionsMax: 64}
+		HelloTimeout: 10 * time.Second, ReservedConnections: 64, ConnectionsPerTokenMax: 1024, AdminConnectionsMax: 64,
+		WaitsPerTokenMax: 16384}
 }
 
 // ErrLimits: limits that cannot work together.
@@ -58,6 +63,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.ConnectionsPerTokenMax <= 0 {
 		l.ConnectionsPerTokenMax = d.ConnectionsPerTokenMax
+	}
+	if l.WaitsPerTokenMax <= 0 {
+		l.WaitsPerTokenMax = d.WaitsPerTokenMax
 	}
 	if l.AdminConnectionsMax <= 0 {
 		l.AdminConnectionsMax = d.AdminConnectionsMax

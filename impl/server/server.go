@@ -48,6 +48,9 @@ type Server struct {
 	wg sync.WaitGroup // transport goroutines
 
 	refused refusals
+
+	waitMu sync.Mutex                // guards waits only: Done calls in under the node's lock
+	waits  map[[sha256.Size]byte]int // admits waiting at the node, by token
 }
 
 // Errors of New.
@@ -71,7 +74,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, node: cfg.Node, log: cfg.Logger, doneC: make(chan struct{}),
-		listeners: map[net.Listener]struct{}{}, sessions: map[*session]struct{}{}, perToken: map[[sha256.Size]byte]int{}, roles: cfg.Roles}
+		listeners: map[net.Listener]struct{}{}, sessions: map[*session]struct{}{}, perToken: map[[sha256.Size]byte]int{}, roles: cfg.Roles,
+		waits: map[[sha256.Size]byte]int{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -217,6 +221,25 @@ func (s *Server) authenticate(ss *session, cred *Credential) error {
 	return nil
 }
 
+// reserveWait counts one more waiting admit of cred's token, or refuses it (quota).
+func (s *Server) reserveWait(cred *Credential) error {
+	s.waitMu.Lock()
+	defer s.waitMu.Unlock()
+	if n, max := s.waits[cred.hash], s.cfg.Limits.WaitsPerTokenMax; n >= max {
+		return fmt.Errorf("%w: token %q has %d admits waiting for a decision, its most", proto.ErrQuota, cred.Name, max)
+	}
+	s.waits[cred.hash]++
+	return nil
+}
+
+func (s *Server) releaseWaits(cred *Credential, n int) {
+	s.waitMu.Lock()
+	defer s.waitMu.Unlock()
+	if s.waits[cred.hash] -= n; s.waits[cred.hash] <= 0 {
+		delete(s.waits, cred.hash)
+	}
+}
+
 // SetRoles replaces the tokens the server accepts (a roles file reloaded): hellos
 // from now on are checked against rs, and every connection whose credential rs does
 // not hold as it was (the same token, name, role and runs) is told so and closed; it
@@ -264,6 +287,11 @@ func (s *Server) Connections() int {
 // longer counted, and its waiting admits are dropped.
 func (s *Server) forget(ss *session) {
 	s.node.Leave(ss.party)
+	// Leave drops the session's waiting admits without answering them (it holds the
+	// node's lock, as every Done does): what they held of the token's quota is free.
+	if n := ss.waiting.Swap(0); n > 0 {
+		s.releaseWaits(ss.cred, int(n))
+	}
 	s.mu.Lock()
 	delete(s.sessions, ss)
 	if ss.admin {

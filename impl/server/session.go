@@ -35,6 +35,8 @@ type session struct {
 	admin  bool        // accepted by ServeAdmin
 	// revoked: a reload of the roles removed or changed its credential (SetRoles).
 	revoked atomic.Bool
+	// waiting counts its admits that wait at the node (of its token's quota).
+	waiting atomic.Int64
 	party   *node.Party // its admits that wait at the node
 	rd      *proto.Reader
 	dec     proto.Decoder
@@ -146,12 +148,25 @@ func (ss *session) handle(req *proto.Request) (quit bool) {
 	if !ok {
 		return fail(proto.ErrUnknownMethod, false)
 	}
-	id := req.ID
+	id, cred := req.ID, ss.cred
 	if nreq.Wait > 0 {
-		nreq.Done = func(a node.Answer) { ss.push(encodeAnswer(id, nreq.Cmd, a)) }
+		if err := ss.s.reserveWait(cred); err != nil {
+			ss.s.refused.add(ss.s.log, proto.ErrQuota.Type, "remote", ss.remote, "token_name", cred.Name, "why", err.Error())
+			return fail(err, false)
+		}
+		ss.waiting.Add(1)
+		nreq.Done = func(a node.Answer) {
+			ss.waiting.Add(-1)
+			ss.s.releaseWaits(cred, 1)
+			ss.push(encodeAnswer(id, nreq.Cmd, a))
+		}
 	}
 	a := ss.s.node.Apply(nreq)
 	if !a.Parked {
+		if nreq.Wait > 0 {
+			ss.waiting.Add(-1)
+			ss.s.releaseWaits(cred, 1)
+		}
 		ss.push(encodeAnswer(id, nreq.Cmd, a))
 	}
 	return false
