@@ -345,10 +345,19 @@ func (e *Error) ErrorCode() string { return e.Object.Type }
 // Unwrap returns the typed sentinel for errors.Is.
 func (e *Error) Unwrap() error { return e.Object.Err() }
 
-// Open opens run (an operator's call); timeout 0 means no deadline.
+// Open opens run (an operator's call); timeout 0 means no deadline. A positive
+// timeout under 1 ms is 1 ms (whole milliseconds on the wire: it must not become
+// "never"); a negative one is an error.
 func (c *Client) Open(ctx context.Context, run string, timeout time.Duration) (proto.OpenResult, error) {
 	var res proto.OpenResult
-	err := c.call(ctx, &proto.Request{Method: proto.MethodOpen, Run: core.RunID(run), TimeoutMs: timeout.Milliseconds()}, &res)
+	if timeout < 0 {
+		return res, fmt.Errorf("soundgate/client: open %q: negative timeout %v", run, timeout)
+	}
+	ms := timeout.Milliseconds()
+	if timeout > 0 && ms == 0 {
+		ms = 1
+	}
+	err := c.call(ctx, &proto.Request{Method: proto.MethodOpen, Run: core.RunID(run), TimeoutMs: ms}, &res)
 	return res, err
 }
 

@@ -379,3 +379,21 @@ func TestSplitAddr(t *testing.T) {
 		require.Equal(t, c.address, a, c.addr)
 	}
 }
+
+// TestOpenTimeoutNeverBecomesNever: a positive timeout under a millisecond still
+// gives the run a deadline (whole milliseconds on the wire once made it 0: no
+// deadline at all), and a negative one is refused before anything is sent.
+func TestOpenTimeoutNeverBecomesNever(t *testing.T) {
+	g := servertest.Start(t, servertest.Options{})
+	ctx := context.Background()
+	op := g.Dial(t, servertest.OperatorToken)
+	_, err := op.Open(ctx, "r1", 500*time.Microsecond)
+	require.NoError(t, err)
+	st, err := op.Status(ctx, "r1", "")
+	require.NoError(t, err)
+	require.True(t, st.DeadlineMs != 0 || st.Status == core.RunTimedOut, "a 0.5 ms timeout left run r1 %v with no deadline", st.Status)
+	_, err = op.Open(ctx, "r2", -time.Second)
+	require.ErrorContains(t, err, "negative timeout")
+	_, err = op.Status(ctx, "r2", "")
+	require.ErrorIs(t, err, core.ErrUnknownRun)
+}
