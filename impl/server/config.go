@@ -46,31 +46,22 @@ var ErrLimits = errors.New("soundgate/server: bad limits")
 // one limit does not set the others to zero (a zero write queue would block forever).
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
-	if l.ConnectionsMax <= 0 {
-		l.ConnectionsMax = d.ConnectionsMax
-	}
-	if l.WriteQueueMax <= 0 {
-		l.WriteQueueMax = d.WriteQueueMax
-	}
-	if l.WriteTimeout <= 0 {
-		l.WriteTimeout = d.WriteTimeout
-	}
-	if l.HelloTimeout <= 0 {
-		l.HelloTimeout = d.HelloTimeout
-	}
-	if l.ReservedConnections <= 0 {
-		l.ReservedConnections = min(d.ReservedConnections, l.ConnectionsMax/64)
-	}
-	if l.ConnectionsPerTokenMax <= 0 {
-		l.ConnectionsPerTokenMax = d.ConnectionsPerTokenMax
-	}
-	if l.WaitsPerTokenMax <= 0 {
-		l.WaitsPerTokenMax = d.WaitsPerTokenMax
-	}
-	if l.AdminConnectionsMax <= 0 {
-		l.AdminConnectionsMax = d.AdminConnectionsMax
-	}
+	orDefault(&l.ConnectionsMax, d.ConnectionsMax)
+	orDefault(&l.WriteQueueMax, d.WriteQueueMax)
+	orDefault(&l.WriteTimeout, d.WriteTimeout)
+	orDefault(&l.HelloTimeout, d.HelloTimeout)
+	orDefault(&l.ReservedConnections, min(d.ReservedConnections, l.ConnectionsMax/64))
+	orDefault(&l.ConnectionsPerTokenMax, d.ConnectionsPerTokenMax)
+	orDefault(&l.WaitsPerTokenMax, d.WaitsPerTokenMax)
+	orDefault(&l.AdminConnectionsMax, d.AdminConnectionsMax)
 	return l
+}
+
+// orDefault sets *v to d unless it is positive.
+func orDefault[T int | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
 
 // check refuses limits that leave agents no connection.

@@ -8,6 +8,7 @@
 package servertest
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"fmt"
@@ -355,3 +356,22 @@ func (c *Clock) Now() core.Time { return core.Time(c.ms.Load()) }
 
 // Set sets the clock.
 func (c *Clock) Set(t core.Time) { c.ms.Store(int64(t)) }
+
+// SyncBuffer is a bytes.Buffer that several goroutines may write and read: the log
+// of a gate, or the output of a process, read while it runs.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

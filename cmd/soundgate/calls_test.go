@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/soundgate/soundgate/clients/go/client"
+	"github.com/soundgate/soundgate/impl/server"
 	"github.com/soundgate/soundgate/impl/server/servertest"
 )
 
@@ -113,4 +114,53 @@ func TestStatusShowsAgentsIdsEscaped(t *testing.T) {
 	require.Equal(t, "r1", wire["run"])
 	require.Equal(t, "active", wire["status"], "--json prints the protocol's names: %v", wire)
 	require.Equal(t, []any{forged}, wire["pending"])
+}
+
+// TestConnectionRefusalIsARefusal: a gate that refuses the connection itself
+// (overloaded: every connection taken) is a refusal of the gate, exit 5 as every
+// other, not a failure (exit 1), and says which.
+func TestConnectionRefusalIsARefusal(t *testing.T) {
+	g := servertest.Start(t, servertest.Options{Limits: server.Limits{ConnectionsMax: 1}})
+	g.Dial(t, servertest.AgentToken) // the only connection
+	errOut := filepath.Join(t.TempDir(), "stderr")
+	f, err := os.Create(errOut)
+	require.NoError(t, err)
+	stderr := os.Stderr
+	os.Stderr = f
+	code := statusMain([]string{"--addr", "unix:" + g.Unix, "--token", servertest.OperatorToken, "r1"})
+	os.Stderr = stderr
+	require.NoError(t, f.Close())
+	b, err := os.ReadFile(errOut)
+	require.NoError(t, err)
+	require.Equal(t, exitRefused, code, "%s", b)
+	require.True(t, strings.Contains(string(b), "overloaded"), "%s", b)
+}
+
+// TestHelpShowsNoToken: no command's -h prints a credential from the environment
+// (a flag's default is printed by -h, and once was $SOUNDGATE_TOKEN), and every
+// command that dials the gate offers --token-file.
+func TestHelpShowsNoToken(t *testing.T) {
+	const secret = "secret-token-from-the-environment-0123"
+	for _, env := range []string{"SOUNDGATE_TOKEN", "SOUNDGATE_OPERATOR_TOKEN", "SOUNDGATE_APPROVER_TOKEN"} {
+		t.Setenv(env, secret)
+	}
+	require.NotEmpty(t, commands)
+	for name, c := range commands {
+		out := filepath.Join(t.TempDir(), "out")
+		f, err := os.Create(out)
+		require.NoError(t, err)
+		stdout, stderr := os.Stdout, os.Stderr
+		os.Stdout, os.Stderr = f, f
+		c.run([]string{"-h"})
+		os.Stdout, os.Stderr = stdout, stderr
+		require.NoError(t, f.Close())
+		b, err := os.ReadFile(out)
+		require.NoError(t, err)
+		help := string(b)
+		require.NotEmpty(t, help, "%s -h", name)
+		require.NotContains(t, help, secret, "%s -h prints the token", name)
+		if strings.Contains(help, "\n  -token string") {
+			require.Contains(t, help, "-token-file", "%s takes --token but not --token-file", name)
+		}
+	}
 }

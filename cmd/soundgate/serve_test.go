@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/soundgate/soundgate/clients/go/client"
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/proto"
+	"github.com/soundgate/soundgate/impl/server/servertest"
+)
+
+// buildSoundgate builds this command into dir and returns the binary's path.
+func buildSoundgate(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "soundgate")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
+}
+
+// served is a `soundgate serve` a test started: its output, read while it runs, and
+// its end (exited is closed once it has exited, with err set). The test's end kills
+// it.
+type served struct {
+	cmd    *exec.Cmd
+	logs   servertest.SyncBuffer
+	exited chan struct{}
+	err    error
+}
+
+// serve starts bin serve with args; if sock is not empty, it returns once the socket
+// is there.
+func serve(t *testing.T, bin, sock string, args ...string) *served {
+	t.Helper()
+	p := &served{cmd: exec.Command(bin, append([]string{"serve"}, args...)...), exited: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = &p.logs, &p.logs
+	require.NoError(t, p.cmd.Start())
+	go func() { p.err = p.cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() { p.cmd.Process.Kill(); <-p.exited })
+	if sock != "" {
+		require.Eventually(t, func() bool { _, err := os.Stat(sock); return err == nil }, 10*time.Second, 10*time.Millisecond, "%s", p.logs.String())
+	}
+	return p
+}
+
+// gateFixture is a directory with the binary, the roles fixture and a socket path.
+func gateFixture(t *testing.T) (dir, bin, roles, sock string) {
+	dir = t.TempDir()
+	bin = buildSoundgate(t, dir)
+	roles, err := servertest.WriteRoles(dir)
+	require.NoError(t, err)
+	return dir, bin, roles, filepath.Join(dir, "gate.sock")
+}
+
+// TestSecondGateCannotTakeTheSocket: a second gate (another data directory, so its
+// log is not locked) started on the socket of a running one must not start. It
+// once deleted the socket and answered on it, and then admitted a key that the
+// first gate had admitted: the same effect twice.
+func TestSecondGateCannotTakeTheSocket(t *testing.T) {
+	dir, bin, roles, sock := gateFixture(t)
+	serve(t, bin, sock, "--roles", roles, "--data", filepath.Join(dir, "data-a"), "--listen", "", "--unix", sock)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admit := func() core.Answer {
+		c, err := client.Dial(ctx, "unix:"+sock, servertest.AgentToken)
+		require.NoError(t, err)
+		defer c.Close()
+		res, err := c.Admit(ctx, "r1", "wire-money", 1, client.AdmitOptions{})
+		require.NoError(t, err)
+		return res.Answer
+	}
+	op, err := client.Dial(ctx, "unix:"+sock, servertest.OperatorToken)
+	require.NoError(t, err)
+	_, err = op.Open(ctx, "r1", 0)
+	require.NoError(t, err)
+	op.Close()
+	require.Equal(t, core.AnswerAdmit, admit())
+
+	second := serve(t, bin, "", "--roles", roles, "--data", filepath.Join(dir, "data-b"), "--listen", "", "--unix", sock)
+	select {
+	case <-second.exited:
+		require.Error(t, second.err, "the second gate exited 0")
+		require.Contains(t, second.logs.String(), sock, "the second gate's error names the socket")
+	case <-time.After(10 * time.Second):
+		t.Fatalf("a second gate is serving on the socket of a running one:\n%s", second.logs.String())
+	}
+	require.Equal(t, core.AnswerDuplicate, admit(), "the key was admitted again")
+}
+
+// TestSighupReloadsTheRoles: through the real binary, SIGHUP with a roles file that
+// does not pass (a typo) keeps the roles the gate has and logs why; with one that
+// passes, the new tokens hold and the removed ones are refused.
+func TestSighupReloadsTheRoles(t *testing.T) {
+	_, bin, roles, sock := gateFixture(t)
+	gate := serve(t, bin, sock, "--roles", roles, "--durability", "memory", "--listen", "", "--unix", sock)
+
+	hello := func(token string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := client.Dial(ctx, "unix:"+sock, token)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	reload := func(content, logged string) {
+		t.Helper()
+		require.NoError(t, os.WriteFile(roles, []byte(content), 0o600))
+		require.NoError(t, gate.cmd.Process.Signal(syscall.SIGHUP))
+		require.Eventually(t, func() bool { return strings.Contains(gate.logs.String(), logged) }, 10*time.Second, 10*time.Millisecond, "%s", gate.logs.String())
+	}
+
+	typo := strings.Replace(servertest.RolesJSON, `"runs"`, `"run"`, 1)
+	reload(typo, "roles reload refused")
+	require.Contains(t, gate.logs.String(), `unknown field \"run\"`)
+	require.NoError(t, hello(servertest.ScopedToken), "the old roles still hold")
+
+	const bob = "Pq7Lm2Xz9Rt4Wv6Ks3Nb8Hd5Gf1Jc0Ya"
+	reload(fmt.Sprintf(`{"tokens": [{"name": "bob", "token": %q, "role": "operator", "runs": ["*"]}]}`, bob), "roles reloaded")
+	require.NoError(t, hello(bob), "a token the reload added")
+	require.ErrorIs(t, hello(servertest.ScopedToken), proto.ErrUnauthenticated, "a token the reload removed")
+}
