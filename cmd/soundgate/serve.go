@@ -50,7 +50,8 @@ func serveMain(args []string) int {
 	fs.IntVar(&o.core.PendingPerRunMax, "max-pending-per-run", o.core.PendingPerRunMax, "open approvals per run")
 	fs.IntVar(&o.core.ResultBytesMax, "max-result-bytes", o.core.ResultBytesMax, "bytes of a completed effect's result")
 	fs.IntVar(&o.server.ConnectionsMax, "max-connections", o.server.ConnectionsMax, "open connections of --listen and --unix together")
-	fs.IntVar(&o.server.ReservedConnections, "reserved-connections", o.server.ReservedConnections, "of --max-connections, those agents may not take (kept for approvers and operators)")
+	o.server.ReservedConnections = 0 // by default, a share of --max-connections
+	fs.IntVar(&o.server.ReservedConnections, "reserved-connections", 0, "of --max-connections, those agents may not take, kept for approvers and operators (0: a sixty-fourth of --max-connections, at most 64)")
 	fs.IntVar(&o.server.ConnectionsPerTokenMax, "max-connections-per-token", o.server.ConnectionsPerTokenMax, "open connections of one token")
 	fs.IntVar(&o.server.AdminConnectionsMax, "max-admin-connections", o.server.AdminConnectionsMax, "open connections of --admin-unix")
 	fs.IntVar(&o.waitersMax, "max-waiters", o.waitersMax, "admits waiting for a decision, across connections")
@@ -105,7 +106,7 @@ func (o *gateOptions) check() error {
 		v    int
 	}{{"max-runs", o.core.RunsMax}, {"max-keys-per-run", o.core.KeysPerRunMax}, {"max-pending-per-run", o.core.PendingPerRunMax},
 		{"max-result-bytes", o.core.ResultBytesMax}, {"max-connections", o.server.ConnectionsMax}, {"max-waiters", o.waitersMax},
-		{"reserved-connections", o.server.ReservedConnections}, {"max-connections-per-token", o.server.ConnectionsPerTokenMax},
+		{"max-connections-per-token", o.server.ConnectionsPerTokenMax},
 		{"max-admin-connections", o.server.AdminConnectionsMax}, {"max-waits-per-token", o.server.WaitsPerTokenMax}} {
 		if f.v < 1 {
 			return fmt.Errorf("--%s must be at least 1", f.name)
@@ -119,6 +120,9 @@ func (o *gateOptions) check() error {
 	}
 	if o.listen == "" && o.unix == "" {
 		return fmt.Errorf("nothing to listen on: give --listen or --unix")
+	}
+	if o.server.ReservedConnections < 0 {
+		return fmt.Errorf("--reserved-connections must not be negative")
 	}
 	if o.server.ReservedConnections >= o.server.ConnectionsMax {
 		return fmt.Errorf("--reserved-connections (%d) must be under --max-connections (%d): agents would get none", o.server.ReservedConnections, o.server.ConnectionsMax)

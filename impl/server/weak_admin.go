@@ -1,0 +1,5 @@
+//go:build adversary_weak_admin
+
+package server
+
+func init() { weakened.admin = true }

@@ -1,0 +1,5 @@
+//go:build adversary_weak_quota
+
+package server
+
+func init() { weakened.quota = true }

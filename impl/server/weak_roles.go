@@ -1,0 +1,5 @@
+//go:build adversary_weak_roles
+
+package server
+
+func init() { weakened.roles = true }

@@ -1,0 +1,5 @@
+//go:build adversary_weak_socket
+
+package server
+
+func init() { weakened.socket = true }
