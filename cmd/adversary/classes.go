@@ -135,6 +135,64 @@ func floodAnonymous(ctx context.Context, e *env) outcome {
 	return o
 }
 
+// slowHello: peers that trickle a hello a byte every 50 ms, never ending the line,
+// must be closed when the hello window (300 ms here) has passed since their accept,
+// however often they send: a peer that could stretch it would hold a connection for
+// ever.
+func slowHello(ctx context.Context, e *env) outcome {
+	const window, trickle, patience = 300 * time.Millisecond, 50 * time.Millisecond, 3 * time.Second
+	var o outcome
+	p := start(ctx, e, &o, "--durability", "memory", "--listen", "", "--hello-timeout", window.String())
+	if p == nil {
+		return o
+	}
+	defer p.Kill()
+	closed := make(chan bool, 4)
+	for range 4 {
+		o.probes++
+		go func() { closed <- trickleUntilClosed(p.Unix, trickle, patience) }()
+	}
+	for range 4 {
+		if !<-closed {
+			o.escalation("a peer trickling its hello was still connected %v after its accept (hello window %v)", patience, window)
+		}
+	}
+	return o
+}
+
+// trickleUntilClosed sends a byte every step until the gate closes the connection
+// (true) or patience runs out (false).
+func trickleUntilClosed(sock string, step, patience time.Duration) bool {
+	nc, err := net.Dial("unix", sock)
+	if err != nil {
+		return true // refused outright: not held open
+	}
+	defer nc.Close()
+	gone := make(chan struct{})
+	go func() {
+		b := make([]byte, 256)
+		for {
+			if _, err := nc.Read(b); err != nil {
+				close(gone)
+				return
+			}
+		}
+	}()
+	until := time.After(patience)
+	for tick := time.NewTicker(step); ; {
+		select {
+		case <-gone:
+			tick.Stop()
+			return true
+		case <-until:
+			tick.Stop()
+			return false
+		case <-tick.C:
+			nc.Write([]byte("x"))
+		}
+	}
+}
+
 // rolesMutations are roles files that must each stop the gate at start: every one
 // would widen a token's privilege or accept a guessable token.
 func rolesMutations() map[string]string {

@@ -32,6 +32,7 @@ type class struct {
 var classes = []class{
 	{"flood-agent", "adversary_weak_reserve", floodAgent},
 	{"flood-anonymous", "adversary_weak_admin", floodAnonymous},
+	{"slow-hello", "adversary_weak_hello", slowHello},
 	{"roles-file", "adversary_weak_roles", rolesFile},
 	{"takeover", "adversary_weak_socket", takeover},
 	{"display", "adversary_weak_display", display},

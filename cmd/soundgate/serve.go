@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/node"
@@ -54,6 +55,7 @@ func serveMain(args []string) int {
 	fs.IntVar(&o.server.ReservedConnections, "reserved-connections", 0, "of --max-connections, those agents may not take, kept for approvers and operators (0: a sixty-fourth of --max-connections, at most 64)")
 	fs.IntVar(&o.server.ConnectionsPerTokenMax, "max-connections-per-token", o.server.ConnectionsPerTokenMax, "open connections of one token")
 	fs.IntVar(&o.server.AdminConnectionsMax, "max-admin-connections", o.server.AdminConnectionsMax, "open connections of --admin-unix")
+	fs.DurationVar(&o.server.HelloTimeout, "hello-timeout", o.server.HelloTimeout, "a connection that has not said hello this long after it was accepted is closed")
 	fs.IntVar(&o.waitersMax, "max-waiters", o.waitersMax, "admits waiting for a decision, across connections")
 	fs.IntVar(&o.server.WaitsPerTokenMax, "max-waits-per-token", o.server.WaitsPerTokenMax, "admits of one token waiting for a decision (one more is refused with quota)")
 	ioModel := fs.String("io", "loop", "loop: one event loop serves every connection (Linux epoll; elsewhere goroutines); goroutines: a reader and a writer goroutine per connection")
@@ -120,6 +122,9 @@ func (o *gateOptions) check() error {
 	}
 	if o.listen == "" && o.unix == "" {
 		return fmt.Errorf("nothing to listen on: give --listen or --unix")
+	}
+	if o.server.HelloTimeout < time.Millisecond {
+		return fmt.Errorf("--hello-timeout must be at least 1ms")
 	}
 	if o.server.ReservedConnections < 0 {
 		return fmt.Errorf("--reserved-connections must not be negative")

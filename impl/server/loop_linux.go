@@ -310,6 +310,10 @@ func (lp *loop) feed(lc *lconn) {
 	if lc.readDone || lc.paused {
 		return
 	}
+	if weakened.hello && lc.ss.cred == nil {
+		lc.helloBy = time.Now().Add(lp.s.cfg.Limits.HelloTimeout)
+		lp.earliest(lc.helloBy)
+	}
 	switch lc.ss.feed(lc.backlogged) {
 	case readPaused:
 		lc.paused = true

@@ -10,4 +10,5 @@ var weakened struct {
 	socket  bool // ListenUnix deletes whatever is at the path (no lock)
 	roles   bool // ParseRoles is lenient: unknown fields, duplicate keys, empty runs as all
 	quota   bool // no cap on one token's waiting admits
+	hello   bool // each read before hello moves the hello deadline (event loop)
 }
