@@ -229,8 +229,13 @@ func rolesFile(ctx context.Context, e *env) outcome {
 		if name == "world-writable" {
 			mode = 0o666
 		}
-		if err := os.WriteFile(path, []byte(content), 0o600); err == nil {
+		err := os.WriteFile(path, []byte(content), 0o600)
+		if err == nil {
 			err = os.Chmod(path, mode)
+		}
+		if err != nil {
+			o.notes = append(o.notes, fmt.Sprintf("setup of roles file %q: %v", name, err))
+			continue
 		}
 		sock := filepath.Join(e.dir, fmt.Sprintf("r%d.sock", i))
 		code, started := startAndWait(ctx, e.bin, "serve", "--roles", path, "--durability", "memory", "--listen", "", "--unix", sock)
