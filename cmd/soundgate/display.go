@@ -1,46 +1,14 @@
 package main
 
-import (
-	"strconv"
-	"unicode/utf8"
-)
+import "github.com/soundgate/soundgate/impl/proto"
 
-// shown is an id an agent chose (a run, a key) as a terminal may print it: as it is
-// when every character is printable (strconv.IsPrint: no control, format,
-// bidirectional, invisible or non-ASCII space code point) and none is a space, a
-// quote or a backslash; else Go-quoted, each such character escaped. So an id can
-// neither forge a line of the output nor hide itself or its neighbours.
+// shown is an id an agent chose as the commands print it (proto.Shown).
 func shown(s string) string {
 	if weakDisplay {
 		return s
 	}
-	if s == "" || !printable(s, false) {
-		return strconv.Quote(s)
-	}
-	return s
+	return proto.Shown(s)
 }
 
-// shownText is a message of the gate's, which may quote such ids, as a terminal may
-// print it: as it is when every character is printable (spaces included), else
-// Go-quoted whole.
-func shownText(s string) string {
-	if !printable(s, true) {
-		return strconv.Quote(s)
-	}
-	return s
-}
-
-func printable(s string, text bool) bool {
-	if !utf8.ValidString(s) {
-		return false // strconv.Quote escapes the bytes that are not UTF-8
-	}
-	for _, r := range s {
-		switch {
-		case !strconv.IsPrint(r):
-			return false
-		case !text && (r == ' ' || r == '"' || r == '\\'):
-			return false
-		}
-	}
-	return true
-}
+// shownText is a message of the gate's as the commands print it (proto.ShownText).
+func shownText(s string) string { return proto.ShownText(s) }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/proto"
 )
 
 // Limits of the proxy.
@@ -75,9 +76,10 @@ type Event struct {
 	Err string
 }
 
-// String formats e as one log line.
+// String formats e as one log line; what the agent chose is shown as proto.Shown
+// shows it, so that it can neither forge a line of the log nor hide itself.
 func (e Event) String() string {
-	s := fmt.Sprintf("egress run=%s key=%q %s %s answer=%s", e.Run, e.Key, e.Method, e.Target, e.Answer)
+	s := fmt.Sprintf("egress run=%s key=%q %s %s answer=%s", proto.Shown(string(e.Run)), e.Key, proto.Shown(e.Method), proto.Shown(e.Target), e.Answer)
 	if e.Reason != core.ReasonNone {
 		s += " reason=" + e.Reason.String()
 	}

@@ -398,3 +398,19 @@ func TestRunIsPinned(t *testing.T) {
 		t.Fatalf("hits %d, admits %v", up.hits.Load(), gate.admits)
 	}
 }
+
+// TestEventStringShowsWhatTheAgentChose: a target or method that would forge a log
+// line or reverse it is quoted in the egress log, as ids are on the wire's tools.
+func TestEventStringShowsWhatTheAgentChose(t *testing.T) {
+	for _, c := range []struct{ method, target, want string }{
+		{"GET", "http://example.test/a", "GET http://example.test/a answer="},
+		{"GET", "http://example.test/\u202egnp.exe", `GET "http://example.test/\u202egnp.exe" answer=`},
+		{"GET", "http://example.test/a\negress run=r1 key=\"k\" GET http://ok answer=admit", `GET "http://example.test/a\negress run=r1`},
+		{"G\x1bET", "http://example.test/", `"G\x1bET" http://example.test/`},
+	} {
+		line := egress.Event{Run: "r1", Key: "k", Method: c.method, Target: c.target}.String()
+		if !strings.Contains(line, c.want) || strings.ContainsAny(line, "\n\x1b\u202e") {
+			t.Errorf("Event{%q %q}.String() = %q, want it to hold %q and no raw control or bidirectional character", c.method, c.target, line, c.want)
+		}
+	}
+}
