@@ -400,7 +400,7 @@ func printable(s string) bool {
 // one.
 func quota(ctx context.Context, e *env) outcome {
 	var o outcome
-	p := start(ctx, e, &o, "--durability", "memory", "--listen", "", "--max-waiters", "64", "--max-waits-per-token", "16")
+	p := start(ctx, e, &o, "--durability", "memory", "--listen", "", "--max-waiters", "64", "--max-waiters-per-token", "16")
 	if p == nil {
 		return o
 	}

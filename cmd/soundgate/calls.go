@@ -107,12 +107,9 @@ func (cf *callFlags) parse(args []string, nargs ...int) ([]string, int) {
 
 // do dials, runs f and reports its error with the right exit code.
 func (cf *callFlags) do(f func(ctx context.Context, c *client.Client) (proto.Result, int, error)) int {
-	token, err := client.Token(*cf.token, *cf.tokenFile, "SOUNDGATE_TOKEN")
-	switch {
-	case err != nil:
+	token, err := credential(*cf.token, *cf.tokenFile)
+	if err != nil {
 		return fail(exitUsage, "%v", err)
-	case token == "":
-		return fail(exitUsage, "no credential: give --token-file or --token, or set SOUNDGATE_TOKEN_FILE or SOUNDGATE_TOKEN")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()
@@ -129,6 +126,16 @@ func (cf *callFlags) do(f func(ctx context.Context, c *client.Client) (proto.Res
 		fmt.Println(string(res.AppendJSON(nil))) // the protocol's own JSON (docs/protocol.md)
 	}
 	return code
+}
+
+// credential is the token of a command that dials the gate (client.Token), or why
+// there is none.
+func credential(token, file string) (string, error) {
+	t, err := client.Token(token, file, "SOUNDGATE_TOKEN")
+	if err == nil && t == "" {
+		err = errors.New("no credential: give --token-file or --token, or set SOUNDGATE_TOKEN_FILE or SOUNDGATE_TOKEN")
+	}
+	return t, err
 }
 
 // runOnly runs call for a command whose only operand is RUN.
@@ -171,7 +178,7 @@ func callError(err error) int {
 		if !strings.HasPrefix(msg, ge.Object.Type) {
 			msg = ge.Object.Type + ": " + msg
 		}
-		return fail(exitRefused, "refused: %s", shownText(msg))
+		return fail(exitRefused, "refused: %s", proto.ShownText(msg))
 	}
 	// A refusal of the connection itself (overloaded, shutting down), which the gate
 	// sends before it closes: refused too, not a failure.

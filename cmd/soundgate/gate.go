@@ -49,12 +49,9 @@ func startGate(o gateOptions) (*gate, int) {
 	if o.version == "" {
 		o.version = version
 	}
-	rs, err := server.LoadRoles(o.roles, server.RolesOptions{AllowWeakTokens: o.allowWeakTokens})
+	rs, err := o.loadRoles()
 	if err != nil {
 		return nil, fail(exitUsage, "%v", err)
-	}
-	for _, w := range rs.Warnings() {
-		o.logger.Warn(w)
 	}
 	if o.allowWeakTokens {
 		o.logger.Warn("--allow-weak-tokens: the roles file may hold guessable tokens (for trying the gate out only)")
@@ -167,23 +164,30 @@ func (g *gate) listen() ([]listener, error) {
 	return ls, nil
 }
 
+// loadRoles reads the roles file and logs its warnings.
+func (o *gateOptions) loadRoles() (*server.Roles, error) {
+	rs, err := server.LoadRoles(o.roles, server.RolesOptions{AllowWeakTokens: o.allowWeakTokens})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range rs.Warnings() {
+		o.logger.Warn(w)
+	}
+	return rs, nil
+}
+
 // reloadRoles reads the roles file again (SIGHUP), with the rules of the start: a
 // file that does not pass keeps the roles the gate has, and the log says why.
 func (g *gate) reloadRoles() {
-	rs, err := server.LoadRoles(g.o.roles, server.RolesOptions{AllowWeakTokens: g.o.allowWeakTokens})
-	if err != nil {
-		g.o.logger.Error("roles reload refused; the roles stay as they were", "err", err)
-		return
+	rs, err := g.o.loadRoles()
+	if err == nil {
+		var closed int
+		if closed, err = g.srv.SetRoles(rs); err == nil {
+			g.o.logger.Info("roles reloaded", "file", g.o.roles, "tokens", rs.Len(), "connections_closed", closed)
+			return
+		}
 	}
-	for _, w := range rs.Warnings() {
-		g.o.logger.Warn(w)
-	}
-	closed, err := g.srv.SetRoles(rs)
-	if err != nil {
-		g.o.logger.Error("roles reload refused; the roles stay as they were", "err", err)
-		return
-	}
-	g.o.logger.Info("roles reloaded", "file", g.o.roles, "tokens", rs.Len(), "connections_closed", closed)
+	g.o.logger.Error("roles reload refused; the roles stay as they were", "err", err)
 }
 
 // serveUntil serves until a signal or a failed listener, then shuts the gate down

@@ -182,12 +182,9 @@ func runAdmitter(f *runFlags, runID core.RunID) (a egress.Admitter, release func
 		}
 		return g, func() {}, 0
 	}
-	token, err := client.Token(f.token, f.tokenFile, "SOUNDGATE_TOKEN")
-	switch {
-	case err != nil:
-		return nil, nil, fail(exitUsage, "%v", err)
-	case token == "":
-		return nil, nil, fail(exitUsage, "no credential: give --token-file or --token, or set SOUNDGATE_TOKEN_FILE or SOUNDGATE_TOKEN (or --local)")
+	token, err := credential(f.token, f.tokenFile)
+	if err != nil {
+		return nil, nil, fail(exitUsage, "%v (or --local)", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -51,13 +51,12 @@ func serveMain(args []string) int {
 	fs.IntVar(&o.core.PendingPerRunMax, "max-pending-per-run", o.core.PendingPerRunMax, "open approvals per run")
 	fs.IntVar(&o.core.ResultBytesMax, "max-result-bytes", o.core.ResultBytesMax, "bytes of a completed effect's result")
 	fs.IntVar(&o.server.ConnectionsMax, "max-connections", o.server.ConnectionsMax, "open connections of --listen and --unix together")
-	o.server.ReservedConnections = 0 // by default, a share of --max-connections
 	fs.IntVar(&o.server.ReservedConnections, "reserved-connections", 0, "of --max-connections, those agents may not take, kept for approvers and operators (0: a sixty-fourth of --max-connections, at most 64)")
 	fs.IntVar(&o.server.ConnectionsPerTokenMax, "max-connections-per-token", o.server.ConnectionsPerTokenMax, "open connections of one token")
 	fs.IntVar(&o.server.AdminConnectionsMax, "max-admin-connections", o.server.AdminConnectionsMax, "open connections of --admin-unix")
 	fs.DurationVar(&o.server.HelloTimeout, "hello-timeout", o.server.HelloTimeout, "a connection that has not said hello this long after it was accepted is closed")
 	fs.IntVar(&o.waitersMax, "max-waiters", o.waitersMax, "admits waiting for a decision, across connections")
-	fs.IntVar(&o.server.WaitsPerTokenMax, "max-waits-per-token", o.server.WaitsPerTokenMax, "admits of one token waiting for a decision (one more is refused with quota)")
+	fs.IntVar(&o.server.WaitersPerTokenMax, "max-waiters-per-token", o.server.WaitersPerTokenMax, "admits of one token waiting for a decision (one more is refused with quota)")
 	ioModel := fs.String("io", "loop", "loop: one event loop serves every connection (Linux epoll; elsewhere goroutines); goroutines: a reader and a writer goroutine per connection")
 	verbose := fs.Bool("v", false, "log every connection-level event")
 	if err := fs.Parse(args); err != nil {
@@ -109,7 +108,7 @@ func (o *gateOptions) check() error {
 	}{{"max-runs", o.core.RunsMax}, {"max-keys-per-run", o.core.KeysPerRunMax}, {"max-pending-per-run", o.core.PendingPerRunMax},
 		{"max-result-bytes", o.core.ResultBytesMax}, {"max-connections", o.server.ConnectionsMax}, {"max-waiters", o.waitersMax},
 		{"max-connections-per-token", o.server.ConnectionsPerTokenMax},
-		{"max-admin-connections", o.server.AdminConnectionsMax}, {"max-waits-per-token", o.server.WaitsPerTokenMax}} {
+		{"max-admin-connections", o.server.AdminConnectionsMax}, {"max-waiters-per-token", o.server.WaitersPerTokenMax}} {
 		if f.v < 1 {
 			return fmt.Errorf("--%s must be at least 1", f.name)
 		}

@@ -23,10 +23,10 @@ type Limits struct {
 	// ConnectionsPerTokenMax is how many connections one token may hold, on every
 	// listener together; one more hello is refused (overloaded).
 	ConnectionsPerTokenMax int
-	// WaitsPerTokenMax is how many admits of one token may wait for a decision at
+	// WaitersPerTokenMax is how many admits of one token may wait for a decision at
 	// once; one more is refused with quota, so that one agent cannot take the
 	// waits all agents share (node.Config.WaitersMax).
-	WaitsPerTokenMax int
+	WaitersPerTokenMax int
 	// AdminConnectionsMax is how many connections the listeners ServeAdmin serves
 	// hold together, apart from ConnectionsMax.
 	AdminConnectionsMax int
@@ -36,7 +36,7 @@ type Limits struct {
 func DefaultLimits() Limits {
 	return Limits{ConnectionsMax: 4096, WriteQueueMax: 1024, WriteTimeout: 10 * time.Second,
 		HelloTimeout: 10 * time.Second, ReservedConnections: 64, ConnectionsPerTokenMax: 1024, AdminConnectionsMax: 64,
-		WaitsPerTokenMax: 16384}
+		WaitersPerTokenMax: 16384}
 }
 
 // ErrLimits: limits that cannot work together.
@@ -52,7 +52,7 @@ func (l Limits) withDefaults() Limits {
 	orDefault(&l.HelloTimeout, d.HelloTimeout)
 	orDefault(&l.ReservedConnections, min(d.ReservedConnections, l.ConnectionsMax/64))
 	orDefault(&l.ConnectionsPerTokenMax, d.ConnectionsPerTokenMax)
-	orDefault(&l.WaitsPerTokenMax, d.WaitsPerTokenMax)
+	orDefault(&l.WaitersPerTokenMax, d.WaitersPerTokenMax)
 	orDefault(&l.AdminConnectionsMax, d.AdminConnectionsMax)
 	return l
 }

@@ -276,11 +276,11 @@ func TestLimitsThatLeaveAgentsNothing(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// TestWaitsPerToken: one token's admits that wait for a decision are bounded
+// TestWaitersPerToken: one token's admits that wait for a decision are bounded
 // (quota, saying which and how much), other tokens still wait, and a wait that ends,
 // by its answer or with its connection, frees its place.
-func TestWaitsPerToken(t *testing.T) {
-	g := servertest.Start(t, servertest.Options{Limits: server.Limits{WaitsPerTokenMax: 2}})
+func TestWaitersPerToken(t *testing.T) {
+	g := servertest.Start(t, servertest.Options{Limits: server.Limits{WaitersPerTokenMax: 2}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	op, approver := g.Dial(t, servertest.OperatorToken), g.Dial(t, servertest.ApproverToken)
@@ -319,10 +319,10 @@ func TestWaitsPerToken(t *testing.T) {
 	require.Equal(t, uint64(1), g.Server.Refusals()["quota"])
 }
 
-// TestWaitsOfAClosedConnectionAreFreed: the waits of a connection that goes away
+// TestWaitersOfAClosedConnectionAreFreed: the waiters of a connection that goes away
 // no longer count against its token.
-func TestWaitsOfAClosedConnectionAreFreed(t *testing.T) {
-	g := servertest.Start(t, servertest.Options{Limits: server.Limits{WaitsPerTokenMax: 1}})
+func TestWaitersOfAClosedConnectionAreFreed(t *testing.T) {
+	g := servertest.Start(t, servertest.Options{Limits: server.Limits{WaitersPerTokenMax: 1}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	op := g.Dial(t, servertest.OperatorToken)

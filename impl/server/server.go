@@ -49,8 +49,8 @@ type Server struct {
 
 	refused refusals
 
-	waitMu sync.Mutex                // guards waits only: Done calls in under the node's lock
-	waits  map[[sha256.Size]byte]int // admits waiting at the node, by token
+	waitersMu sync.Mutex                // guards waits only: Done calls in under the node's lock
+	waiters   map[[sha256.Size]byte]int // admits waiting at the node, by token
 }
 
 // Errors of New.
@@ -75,7 +75,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, node: cfg.Node, log: cfg.Logger, doneC: make(chan struct{}),
 		listeners: map[net.Listener]struct{}{}, sessions: map[*session]struct{}{}, perToken: map[[sha256.Size]byte]int{}, roles: cfg.Roles,
-		waits: map[[sha256.Size]byte]int{}}
+		waiters: map[[sha256.Size]byte]int{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -222,22 +222,22 @@ func (s *Server) authenticate(ss *session, cred *Credential) error {
 	return nil
 }
 
-// reserveWait counts one more waiting admit of cred's token, or refuses it (quota).
-func (s *Server) reserveWait(cred *Credential) error {
-	s.waitMu.Lock()
-	defer s.waitMu.Unlock()
-	if n, max := s.waits[cred.hash], s.cfg.Limits.WaitsPerTokenMax; n >= max && !weakened.quota {
+// reserveWaiter counts one more waiting admit of cred's token, or refuses it (quota).
+func (s *Server) reserveWaiter(cred *Credential) error {
+	s.waitersMu.Lock()
+	defer s.waitersMu.Unlock()
+	if n, max := s.waiters[cred.hash], s.cfg.Limits.WaitersPerTokenMax; n >= max && !weakened.quota {
 		return fmt.Errorf("%w: token %q has %d admits waiting for a decision, its most", proto.ErrQuota, cred.Name, max)
 	}
-	s.waits[cred.hash]++
+	s.waiters[cred.hash]++
 	return nil
 }
 
-func (s *Server) releaseWaits(cred *Credential, n int) {
-	s.waitMu.Lock()
-	defer s.waitMu.Unlock()
-	if s.waits[cred.hash] -= n; s.waits[cred.hash] <= 0 {
-		delete(s.waits, cred.hash)
+func (s *Server) releaseWaiters(cred *Credential, n int) {
+	s.waitersMu.Lock()
+	defer s.waitersMu.Unlock()
+	if s.waiters[cred.hash] -= n; s.waiters[cred.hash] <= 0 {
+		delete(s.waiters, cred.hash)
 	}
 }
 
@@ -291,7 +291,7 @@ func (s *Server) forget(ss *session) {
 	// Leave drops the session's waiting admits without answering them (it holds the
 	// node's lock, as every Done does): what they held of the token's quota is free.
 	if n := ss.waiting.Swap(0); n > 0 {
-		s.releaseWaits(ss.cred, int(n))
+		s.releaseWaiters(ss.cred, int(n))
 	}
 	s.mu.Lock()
 	delete(s.sessions, ss)

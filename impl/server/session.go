@@ -150,14 +150,14 @@ func (ss *session) handle(req *proto.Request) (quit bool) {
 	}
 	id, cred := req.ID, ss.cred
 	if nreq.Wait > 0 {
-		if err := ss.s.reserveWait(cred); err != nil {
+		if err := ss.s.reserveWaiter(cred); err != nil {
 			ss.s.refused.add(ss.s.log, proto.ErrQuota.Type, "remote", ss.remote, "token_name", cred.Name, "why", err.Error())
 			return fail(err, false)
 		}
 		ss.waiting.Add(1)
 		nreq.Done = func(a node.Answer) {
 			ss.waiting.Add(-1)
-			ss.s.releaseWaits(cred, 1)
+			ss.s.releaseWaiters(cred, 1)
 			ss.push(encodeAnswer(id, nreq.Cmd, a))
 		}
 	}
@@ -165,7 +165,7 @@ func (ss *session) handle(req *proto.Request) (quit bool) {
 	if !a.Parked {
 		if nreq.Wait > 0 {
 			ss.waiting.Add(-1)
-			ss.s.releaseWaits(cred, 1)
+			ss.s.releaseWaiters(cred, 1)
 		}
 		ss.push(encodeAnswer(id, nreq.Cmd, a))
 	}

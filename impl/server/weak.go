@@ -8,7 +8,10 @@ var weakened struct {
 	reserve bool // agents may take every connection; no cap per token
 	admin   bool // ServeAdmin serves as Serve: the shared pool, agents too
 	socket  bool // ListenUnix deletes whatever is at the path (no lock)
-	roles   bool // ParseRoles is lenient: unknown fields, duplicate keys, empty runs as all
 	quota   bool // no cap on one token's waiting admits
 	hello   bool // each read before hello moves the hello deadline (event loop)
 }
+
+// lenientRoles, set in the adversary_weak_roles build, is its ParseRoles: unknown
+// fields, duplicate keys, no runs as every run for approvers and operators.
+var lenientRoles func([]byte) (*Roles, error)
