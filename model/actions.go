@@ -16,6 +16,8 @@ func AdmitAnswer(s State, r, k, e int, g bool) Answer {
 		return errAnswer(ErrInvalidArgument)
 	case run.Status == RunNone:
 		return errAnswer(ErrUnknownRun)
+	case run.Status == RunRetired:
+		return denied(ReasonRetired)
 	case run.Status == RunCancelled:
 		return denied(ReasonCancelled)
 	case run.Status == RunTimedOut:
@@ -103,6 +105,8 @@ func DecideAnswer(s State, r, k int, d string) Answer {
 		return errAnswer(ErrInvalidArgument)
 	case run.Status == RunNone:
 		return errAnswer(ErrUnknownRun)
+	case run.Status == RunRetired:
+		return errAnswer(ErrRunRetired)
 	case !run.Pending[k]:
 		if (d == Approve && run.Effects[k].Approved) || (d == Reject && run.Effects[k].Status == EffRejected) {
 			return Answer{Repeat: true}
@@ -190,6 +194,8 @@ func CompleteAnswer(s State, r, k int, o string) Answer {
 		return errAnswer(ErrInvalidArgument)
 	case run.Status == RunNone:
 		return errAnswer(ErrUnknownRun)
+	case run.Status == RunRetired:
+		return errAnswer(ErrRunRetired)
 	case run.Effects[k].Status == EffAdmitted:
 		return Answer{}
 	case run.Effects[k].Status == EffCompleted:
@@ -221,11 +227,14 @@ func runAnswer(s State, r int) Answer {
 	return Answer{Status: s.Runs[r].Status, Epoch: s.Runs[r].Epoch}
 }
 
-// Open is the spec's Open(r): a new run is active at epoch 1; otherwise nothing
-// changes. The answer reports the run.
+// Open is the spec's Open(r): a new run is active at epoch 1; a retired id is
+// refused; otherwise nothing changes. The answer reports the run.
 //
 //spec:action Open
 func Open(s State, r int) (Answer, State) {
+	if s.Runs[r].Status == RunRetired {
+		return errAnswer(ErrRunRetired), s
+	}
 	if s.Runs[r].Status != RunNone {
 		return runAnswer(s, r), s
 	}
@@ -286,6 +295,8 @@ func FenceAnswer(s State, r int) Answer {
 	switch {
 	case s.Runs[r].Status == RunNone:
 		return errAnswer(ErrUnknownRun)
+	case s.Runs[r].Status == RunRetired:
+		return errAnswer(ErrRunRetired)
 	case s.Runs[r].Status.Final():
 		return errAnswer(ErrRunFinal)
 	default:
@@ -324,4 +335,48 @@ func Timeout(s State, r int) (Answer, State) {
 	default:
 		return runAnswer(s, r), s
 	}
+}
+
+// Finished is the spec's Finished(r): r is final, or active with every effect
+// absent, completed or rejected.
+func Finished(s State, r int) bool {
+	run := s.Runs[r]
+	if run.Status.Final() {
+		return true
+	}
+	if run.Status != RunActive {
+		return false
+	}
+	for _, eff := range run.Effects {
+		if eff.Status != EffAbsent && eff.Status != EffCompleted && eff.Status != EffRejected {
+			return false
+		}
+	}
+	return true
+}
+
+// Retire is the spec's Retire(r): a finished run keeps its id, and its history, and
+// nothing else. The spec has this step for finished runs only; for the others the
+// model answers unknown_run (never seen), the run with no change (already retired),
+// or not_finished.
+//
+//spec:action Retire
+func Retire(s State, r int) (Answer, State) {
+	switch {
+	case s.Runs[r].Status == RunNone:
+		return errAnswer(ErrUnknownRun), s
+	case s.Runs[r].Status == RunRetired:
+		return runAnswer(s, r), s
+	case !Finished(s, r):
+		return errAnswer(ErrNotFinished), s
+	}
+	t := s.Clone()
+	tr := &t.Runs[r]
+	tr.Status, tr.Epoch = RunRetired, 0
+	tr.Pending = make([]bool, len(tr.Pending))
+	for j := range tr.Effects {
+		eff := &tr.Effects[j]
+		eff.Status, eff.Epoch, eff.Gated, eff.Approved, eff.Outcome = EffAbsent, 0, false, false, NoOutcome
+	}
+	return runAnswer(t, r), t
 }

@@ -13,6 +13,9 @@ const (
 	ErrNotAdmitted = "not_admitted"
 	ErrConflict    = "conflict"
 	ErrRunFinal    = "run_final"
+	ErrRunRetired  = "run_retired"
+	// ErrNotFinished: Retire of a run that is not finished (the spec has no such step).
+	ErrNotFinished = "not_finished"
 	// ErrInvalidArgument is outside the spec (epoch < 1); impl/core names it so.
 	ErrInvalidArgument = "invalid_argument"
 )
@@ -28,6 +31,7 @@ const (
 	ReasonTimedOut   = "timed_out"
 	ReasonStaleEpoch = "stale_epoch"
 	ReasonRejected   = "rejected"
+	ReasonRetired    = "retired"
 )
 
 // Answer is what the contract answers to one operation. Exactly one of Err and the

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"cmp"
 	"slices"
 	"strconv"
@@ -217,7 +218,7 @@ func (s State) Key() string {
 		return m
 	}
 	for _, r := range s.Runs {
-		b = append(b, runStatusCode[r.Status], byte(r.Epoch), mask(r.Pending), mask(r.Doomed))
+		b = append(b, code(runStatusCode, r.Status), byte(r.Epoch), mask(r.Pending), mask(r.Doomed))
 		for _, e := range r.Effects {
 			flags := byte(0)
 			if e.Gated {
@@ -226,7 +227,7 @@ func (s State) Key() string {
 			if e.Approved {
 				flags |= 2
 			}
-			b = append(b, effStatusCode[e.Status], byte(e.Epoch), flags, outcomeCode[e.Outcome],
+			b = append(b, code(effStatusCode, e.Status), byte(e.Epoch), flags, code(outcomeCode, e.Outcome),
 				byte(e.Admits), byte(len(e.AdmitCtx)))
 			cs := slices.Clone(e.AdmitCtx)
 			slices.SortFunc(cs, compareCtx)
@@ -238,7 +239,7 @@ func (s State) Key() string {
 				if c.Doomed {
 					cf |= 2
 				}
-				b = append(b, runStatusCode[c.Status], mask(c.Pending), cf)
+				b = append(b, code(runStatusCode, c.Status), mask(c.Pending), cf)
 			}
 		}
 	}
@@ -246,11 +247,21 @@ func (s State) Key() string {
 }
 
 var (
-	runStatusCode = map[RunStatus]byte{RunNone: 0, RunActive: 1, RunCancelled: 2, RunTimedOut: 3}
+	runStatusCode = map[RunStatus]byte{RunNone: 0, RunActive: 1, RunCancelled: 2, RunTimedOut: 3, RunRetired: 4}
 	effStatusCode = map[EffectStatus]byte{EffAbsent: 0, EffHeld: 1, EffReleased: 2, EffAdmitted: 3,
 		EffCompleted: 4, EffRejected: 5}
 	outcomeCode = map[string]byte{NoOutcome: 0, OK: 1, Failed: 2}
 )
+
+// code is m[v]; a value with no code is a bug (two values would share a key), so it
+// panics rather than reading as the zero code.
+func code[V comparable](m map[V]byte, v V) byte {
+	c, ok := m[v]
+	if !ok {
+		panic(fmt.Sprintf("soundgate/model: no key code for %v", v))
+	}
+	return c
+}
 
 // canonicalizer maps a state to the key of its class: its own compact key, or under
 // symmetry the least key over every permutation of runs combined with every

@@ -15,10 +15,11 @@ const (
 	ActCancel   = "Cancel"
 	ActFence    = "Fence"
 	ActTimeout  = "Timeout"
+	ActRetire   = "Retire"
 )
 
 // Actions lists the spec's actions in the order of its Next.
-var Actions = []string{ActOpen, ActAdmit, ActDecide, ActComplete, ActCancel, ActFence, ActTimeout}
+var Actions = []string{ActOpen, ActAdmit, ActDecide, ActComplete, ActCancel, ActFence, ActTimeout, ActRetire}
 
 // Op is one operation: an action with its parameters. Fields an action does not take
 // are zero.
@@ -96,7 +97,7 @@ func ops(c Config, eLo, eHi int) []Op {
 			}
 		}
 	}
-	for _, a := range []string{ActCancel, ActFence, ActTimeout} {
+	for _, a := range []string{ActCancel, ActFence, ActTimeout, ActRetire} {
 		for _, r := range c.Runs {
 			out = append(out, Op{Action: a, Run: r})
 		}
@@ -137,6 +138,8 @@ func Apply(c Config, s State, op Op) (Answer, State, error) {
 		a, t = Fence(s, r)
 	case ActTimeout:
 		a, t = Timeout(s, r)
+	case ActRetire:
+		a, t = Retire(s, r)
 	default:
 		return Answer{}, s, fmt.Errorf("%w: action %q", ErrDomain, op.Action)
 	}
@@ -144,7 +147,8 @@ func Apply(c Config, s State, op Op) (Answer, State, error) {
 }
 
 // Enabled reports whether the spec's Next has a step for op in s: the answer is not
-// an error, and for Fence the epoch is below MaxEpoch, for Timeout the run is active.
+// an error, and for Fence the epoch is below MaxEpoch, for Timeout the run is active,
+// for Retire the run is not retired already.
 func Enabled(c Config, s State, op Op, a Answer) bool {
 	if a.IsError() {
 		return false
@@ -155,6 +159,8 @@ func Enabled(c Config, s State, op Op, a Answer) bool {
 		return s.Runs[r].Epoch < c.MaxEpoch
 	case ActTimeout:
 		return s.Runs[r].Status == RunActive
+	case ActRetire:
+		return s.Runs[r].Status != RunRetired
 	}
 	return true
 }

@@ -14,6 +14,7 @@ const (
 	RunActive    RunStatus = "active"
 	RunCancelled RunStatus = "cancelled"
 	RunTimedOut  RunStatus = "timed_out"
+	RunRetired   RunStatus = "retired"
 )
 
 // Final reports whether s is cancelled or timed out.

@@ -12,6 +12,12 @@
 (* AdmitAnswer, DecideAnswer, CompleteAnswer, FenceAnswer below; the       *)
 (* actions are enabled exactly when the answer is not an error.            *)
 (*                                                                         *)
+(* A finished run may be retired (Retire): the gate forgets its effects    *)
+(* and keeps only that its id is taken, so no key of it is admitted again  *)
+(* and its id is never opened again. The shell retires a run once its     *)
+(* retention period has passed; as with Timeout, the spec lets any         *)
+(* finished run take the step.                                             *)
+(*                                                                         *)
 (* Not modelled: deadlines (any active run may take a Timeout step: the    *)
 (* shell calls Timeout once the deadline passes, and Admit step 2 is a     *)
 (* Timeout followed by an Admit), result bytes of a completed effect, the  *)
@@ -28,7 +34,7 @@ CONSTANTS Runs,      \* run ids (model values)
 
 ASSUME MaxEpoch \in Nat /\ MaxEpoch >= 1
 
-RunStatuses    == {"none", "active", "cancelled", "timed_out"}
+RunStatuses    == {"none", "active", "cancelled", "timed_out", "retired"}
 EffectStatuses == {"absent", "held", "released", "admitted", "completed", "rejected"}
 Decisions      == {"approve", "reject"}
 Outcomes       == {"ok", "failed"}
@@ -78,6 +84,7 @@ Err(c)    == [answer |-> "error", reason |-> c]
 (* step of its own here).                                                   *)
 AdmitAnswer(r, k, e, g) ==
   IF runStatus[r] = "none" THEN Err("unknown_run")
+  ELSE IF runStatus[r] = "retired" THEN Denied("retired")
   ELSE IF runStatus[r] = "cancelled" THEN Denied("cancelled")
   ELSE IF runStatus[r] = "timed_out" THEN Denied("timed_out")
   ELSE IF e < runEpoch[r] THEN Denied("stale_epoch")
@@ -93,6 +100,7 @@ AdmitAnswer(r, k, e, g) ==
 (* decision was already taken), or an error name.                           *)
 DecideAnswer(r, k, d) ==
   IF runStatus[r] = "none" THEN "unknown_run"
+  ELSE IF runStatus[r] = "retired" THEN "run_retired"
   ELSE IF k \notin pending[r] THEN
          IF \/ d = "approve" /\ approved[r][k]
             \/ d = "reject" /\ effStatus[r][k] = "rejected"
@@ -102,6 +110,7 @@ DecideAnswer(r, k, d) ==
 (* Complete: "completed", "repeat", or an error name. *)
 CompleteAnswer(r, k, o) ==
   IF runStatus[r] = "none" THEN "unknown_run"
+  ELSE IF runStatus[r] = "retired" THEN "run_retired"
   ELSE IF effStatus[r][k] = "admitted" THEN "completed"
   ELSE IF effStatus[r][k] = "completed" THEN
          IF outcome[r][k] = o THEN "repeat" ELSE "conflict"
@@ -110,6 +119,7 @@ CompleteAnswer(r, k, o) ==
 (* Fence: "fenced" or an error name. *)
 FenceAnswer(r) ==
   IF runStatus[r] = "none" THEN "unknown_run"
+  ELSE IF runStatus[r] = "retired" THEN "run_retired"
   ELSE IF runStatus[r] \in Final THEN "run_final"
   ELSE "fenced"
 
@@ -138,14 +148,16 @@ Init ==
   /\ admitCtx  = [r \in Runs |-> [k \in Keys |-> {}]]
 
 -----------------------------------------------------------------------------
-(* Open(r): a new run is active at epoch 1; otherwise nothing changes. *)
+(* Open(r): a new run is active at epoch 1; a retired id is refused        *)
+(* (run_retired, no step); otherwise nothing changes.                      *)
 Open(r) ==
-  IF runStatus[r] = "none"
-  THEN /\ runStatus' = [runStatus EXCEPT ![r] = "active"]
-       /\ runEpoch'  = [runEpoch EXCEPT ![r] = 1]
-       /\ UNCHANGED <<pending, effStatus, effEpoch, gated, approved, outcome>>
-       /\ UNCHANGED histVars
-  ELSE UNCHANGED vars
+  /\ runStatus[r] # "retired"
+  /\ IF runStatus[r] = "none"
+     THEN /\ runStatus' = [runStatus EXCEPT ![r] = "active"]
+          /\ runEpoch'  = [runEpoch EXCEPT ![r] = 1]
+          /\ UNCHANGED <<pending, effStatus, effEpoch, gated, approved, outcome>>
+          /\ UNCHANGED histVars
+     ELSE UNCHANGED vars
 
 (* Admit(r, k, e, g): enabled when the answer is not an error. *)
 Admit(r, k, e, g) ==
@@ -213,7 +225,7 @@ Complete(r, k, o) ==
      ELSE UNCHANGED vars
 
 (* Cancel(r): a tombstone for an unknown run, a final run for an active one, *)
-(* nothing for a final one. Always answered.                                 *)
+(* nothing for a final or retired one. Always answered.                      *)
 Cancel(r) ==
   IF runStatus[r] = "none" THEN
     /\ runStatus' = [runStatus EXCEPT ![r] = "cancelled"]
@@ -258,6 +270,31 @@ Timeout(r) ==
   /\ UNCHANGED outcome
   /\ UNCHANGED histVars
 
+(* Finished(r): nothing of r can still happen but replays and completions   *)
+(* of what was admitted: r is final, or active with every effect absent,    *)
+(* completed or rejected (no approval pending, nothing held, released or   *)
+(* admitted and not yet completed).                                        *)
+Finished(r) ==
+  \/ runStatus[r] \in Final
+  \/ /\ runStatus[r] = "active"
+     /\ \A k \in Keys : effStatus[r][k] \in {"absent", "completed", "rejected"}
+
+(* Retire(r): a finished run is forgotten but for its id, which stays       *)
+(* taken: every effect drops to absent, its epoch to 0. What P1-P4 talk     *)
+(* about is history and stays. The shell takes this step once the run's     *)
+(* retention period has passed.                                             *)
+Retire(r) ==
+  /\ Finished(r)
+  /\ runStatus' = [runStatus EXCEPT ![r] = "retired"]
+  /\ runEpoch'  = [runEpoch EXCEPT ![r] = 0]
+  /\ pending'   = [pending EXCEPT ![r] = {}]
+  /\ effStatus' = [effStatus EXCEPT ![r] = [k \in Keys |-> "absent"]]
+  /\ effEpoch'  = [effEpoch EXCEPT ![r] = [k \in Keys |-> 0]]
+  /\ gated'     = [gated EXCEPT ![r] = [k \in Keys |-> FALSE]]
+  /\ approved'  = [approved EXCEPT ![r] = [k \in Keys |-> FALSE]]
+  /\ outcome'   = [outcome EXCEPT ![r] = [k \in Keys |-> "none"]]
+  /\ UNCHANGED histVars
+
 Next ==
   \/ \E r \in Runs : Open(r)
   \/ \E r \in Runs, k \in Keys, e \in Epochs, g \in BOOLEAN : Admit(r, k, e, g)
@@ -266,6 +303,7 @@ Next ==
   \/ \E r \in Runs : Cancel(r)
   \/ \E r \in Runs : Fence(r)
   \/ \E r \in Runs : Timeout(r)
+  \/ \E r \in Runs : Retire(r)
 
 Spec == Init /\ [][Next]_vars
 
@@ -338,6 +376,10 @@ RunShape ==
          /\ runEpoch[r] = 0
          /\ doomed[r] = {}
          /\ \A k \in Keys : effStatus[r][k] = "absent" /\ ~approved[r][k]
+    /\ runStatus[r] = "retired" =>
+         /\ runEpoch[r] = 0
+         /\ pending[r] = {}
+         /\ \A k \in Keys : effStatus[r][k] = "absent" /\ ~approved[r][k]
     /\ runStatus[r] = "active" => runEpoch[r] \in 1..MaxEpoch
     /\ runStatus[r] \in Final => runEpoch[r] \in 2..(MaxEpoch + 1)
     /\ runStatus[r] \in Final => pending[r] = {}
@@ -351,13 +393,19 @@ EffectShape ==
     /\ Live(effStatus[r][k]) => runStatus[r] = "active"
     /\ (outcome[r][k] # "none") <=> (effStatus[r][k] = "completed")
 
+\* A retired run keeps its history, which its effects no longer show.
 HistoryShape ==
   \A r \in Runs :
-    /\ doomed[r] = {k \in Keys : effStatus[r][k] = "rejected"}
-    /\ \A k \in Keys :
-         IF effStatus[r][k] \in {"admitted", "completed"}
-         THEN admits[r][k] = 1 /\ admitCtx[r][k] = {GoodCtx}
-         ELSE admits[r][k] = 0 /\ admitCtx[r][k] = {}
+    IF runStatus[r] = "retired"
+    THEN \A k \in Keys :
+           /\ admits[r][k] \in 0..1
+           /\ admitCtx[r][k] = IF admits[r][k] = 1 THEN {GoodCtx} ELSE {}
+    ELSE
+      /\ doomed[r] = {k \in Keys : effStatus[r][k] = "rejected"}
+      /\ \A k \in Keys :
+           IF effStatus[r][k] \in {"admitted", "completed"}
+           THEN admits[r][k] = 1 /\ admitCtx[r][k] = {GoodCtx}
+           ELSE admits[r][k] = 0 /\ admitCtx[r][k] = {}
 
 IndInv ==
   /\ TypeOK
@@ -387,12 +435,12 @@ IndInit ==
   /\ runStatus \in [Runs -> RunStatuses]
   /\ runEpoch  \in [Runs -> 0..(MaxEpoch + 1)]
   /\ \A r \in Runs :
-       /\ runStatus[r] = "none" => runEpoch[r] = 0
+       /\ runStatus[r] \in {"none", "retired"} => runEpoch[r] = 0
        /\ runStatus[r] = "active" => runEpoch[r] \in 1..MaxEpoch
        /\ runStatus[r] \in Final => runEpoch[r] \in 2..(MaxEpoch + 1)
   /\ effStatus \in [Runs -> [Keys -> EffectStatuses]]
   /\ \A r \in Runs, k \in Keys :
-       /\ runStatus[r] = "none" => effStatus[r][k] = "absent"
+       /\ runStatus[r] \in {"none", "retired"} => effStatus[r][k] = "absent"
        /\ Live(effStatus[r][k]) => runStatus[r] = "active"
   /\ gated \in [Runs -> [Keys -> BOOLEAN]]
   /\ approved \in [Runs -> [Keys -> BOOLEAN]]
@@ -410,7 +458,7 @@ IndInit ==
   /\ PendingExact
   /\ NoOrphanHold
   /\ doomed \in [Runs -> SUBSET Keys]
-  /\ \A r \in Runs : doomed[r] = {k \in Keys : effStatus[r][k] = "rejected"}
+  /\ \A r \in Runs : runStatus[r] # "retired" => doomed[r] = {k \in Keys : effStatus[r][k] = "rejected"}
   /\ admits \in [Runs -> [Keys -> 0..1]]
   /\ admitCtx \in [Runs -> [Keys -> {{}, {GoodCtx}}]]
   /\ IndInv
