@@ -1,8 +1,8 @@
 package model
 
 import (
-	"fmt"
 	"cmp"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
