@@ -20,7 +20,7 @@ import (
 
 const (
 	commandVersion  = 1
-	snapshotVersion = 1
+	snapshotVersion = 2 // 2: the retired ids follow the count of runs; 1 has none
 )
 
 // ErrCodec reports bytes that do not decode to a Command or a snapshot.
@@ -57,11 +57,14 @@ func DecodeCommand(b []byte) (Command, error) {
 	c.Result = d.string()
 	c.Deadline = Time(d.uvarint())
 	c.Now = Time(d.uvarint())
-	if d.err || len(d.b) != 0 || c.Op < OpOpen || c.Op > OpTimeout {
+	if d.err || len(d.b) != 0 || !logged(c.Op) {
 		return Command{}, ErrCodec
 	}
 	return c, nil
 }
+
+// logged reports whether op changes state and so may be a log record.
+func logged(op Op) bool { return (op >= OpOpen && op <= OpTimeout) || op == OpRetire }
 
 // MarshalBinary encodes the whole state of the gate (not its limits), runs sorted by
 // id and effects by key. A snapshot written while the gate serves comes from a Cut
@@ -72,7 +75,7 @@ func (g *Gate) MarshalBinary() ([]byte, error) {
 	for _, run := range g.runs {
 		size += len(run.ID) + 32 + len(run.effects)*24
 	}
-	buf := appendSnapshotHeader(make([]byte, 0, size), len(g.runs))
+	buf := appendSnapshotHeader(make([]byte, 0, size), len(g.runs), g.retired.frozen())
 	var scratch []frozenEffect
 	for _, id := range g.RunIDs() {
 		var fr frozenRun
@@ -86,10 +89,29 @@ func (g *Gate) MarshalBinary() ([]byte, error) {
 	return buf, nil
 }
 
-// appendSnapshotHeader appends the snapshot's version and its count of runs.
-func appendSnapshotHeader(buf []byte, runs int) []byte {
+// appendSnapshotHeader appends the snapshot's version, its count of runs, and the
+// retired ids, sorted (a merge of the blocks, each sorted), so that equal states
+// encode equally however their ids were grouped.
+func appendSnapshotHeader(buf []byte, runs int, retired []*retiredBlock) []byte {
 	buf = binary.AppendUvarint(buf, snapshotVersion)
-	return binary.AppendUvarint(buf, uint64(runs))
+	buf = binary.AppendUvarint(buf, uint64(runs))
+	n := 0
+	for _, b := range retired {
+		n += b.len()
+	}
+	buf = binary.AppendUvarint(buf, uint64(n))
+	at := make([]int, len(retired))
+	for ; n > 0; n-- {
+		best := -1
+		for i, b := range retired {
+			if at[i] < b.len() && (best < 0 || b.at(at[i]) < retired[best].at(at[best])) {
+				best = i
+			}
+		}
+		buf = appendString(buf, string(retired[best].at(at[best])))
+		at[best]++
+	}
+	return buf
 }
 
 // frozenRun is a run's state as a snapshot encodes it, copied out of the run's maps
@@ -164,11 +186,16 @@ func (g *Gate) UnmarshalBinary(b []byte) error {
 		panic("soundgate/core: UnmarshalBinary during a cut")
 	}
 	d := decoder{b: b}
-	if d.uvarint() != snapshotVersion {
+	version := d.uvarint()
+	if version != 1 && version != snapshotVersion {
 		return ErrCodec
 	}
 	n := d.uvarint()
 	if d.err || n > uint64(len(b)) {
+		return ErrCodec
+	}
+	var retired retiredSet
+	if version >= 2 && !d.readRetired(&retired, len(b)) {
 		return ErrCodec
 	}
 	runs := make(map[RunID]*Run, n)
@@ -185,7 +212,7 @@ func (g *Gate) UnmarshalBinary(b []byte) error {
 		if run.Status == RunNone || run.Status > RunTimedOut {
 			return ErrCodec
 		}
-		if _, dup := runs[run.ID]; dup {
+		if _, dup := runs[run.ID]; dup || retired.has(run.ID) {
 			return ErrCodec
 		}
 		run.index = len(order)
@@ -208,8 +235,33 @@ func (g *Gate) UnmarshalBinary(b []byte) error {
 		}
 		return 1
 	})
-	g.runs, g.order, g.deadlines = runs, order, deadlines
+	retired.seal()
+	g.runs, g.order, g.deadlines, g.retired = runs, order, deadlines, retired
 	return nil
+}
+
+// readRetired reads the sorted retired ids of a snapshot into s; false if they are
+// malformed, unsorted or repeated.
+func (d *decoder) readRetired(s *retiredSet, limit int) bool {
+	m := d.uvarint()
+	if d.err || m > uint64(limit) {
+		return false
+	}
+	ids := make([]RunID, 0, m)
+	for j := uint64(0); j < m && !d.err; j++ {
+		id := RunID(d.string())
+		if id == "" || (len(ids) > 0 && id <= ids[len(ids)-1]) {
+			return false
+		}
+		ids = append(ids, id)
+	}
+	if d.err {
+		return false
+	}
+	if len(ids) > 0 {
+		s.blocks, s.n = []*retiredBlock{packBlock(ids)}, len(ids)
+	}
+	return true
 }
 
 // readEffects reads the effects of run, at most limit; false if one is malformed.

@@ -77,20 +77,20 @@ func TestCommandEncodingLayout(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, c, got)
 	for op, want := range map[core.Op]byte{core.OpOpen: 1, core.OpAdmit: 2, core.OpDecide: 3,
-		core.OpComplete: 4, core.OpCancel: 5, core.OpFence: 6, core.OpTimeout: 7} {
+		core.OpComplete: 4, core.OpCancel: 5, core.OpFence: 6, core.OpTimeout: 7, core.OpRetire: 9} {
 		require.Equal(t, want, core.AppendCommand(nil, core.Command{Op: op})[1], "op %s", op)
 	}
 }
 
-// TestDecodeCommandRefusesNonActions: a log record whose op is not one of the seven
-// actions (0, status, or anything above) is malformed: Status is read-only and never
+// TestDecodeCommandRefusesNonActions: a log record whose op is not one of the eight
+// actions (0, status, or anything above retire) is malformed: Status is read-only and never
 // logged, and replaying an unknown op would be a guess.
 func TestDecodeCommandRefusesNonActions(t *testing.T) {
-	for _, op := range []core.Op{0, core.OpStatus, core.OpTimeout + 2, 255} {
+	for _, op := range []core.Op{0, core.OpStatus, core.OpRetire + 1, 255} {
 		_, err := core.DecodeCommand(core.AppendCommand(nil, core.Command{Op: op, Run: "r"}))
 		require.ErrorIs(t, err, core.ErrCodec, "op %d", op)
 	}
-	for op := core.OpOpen; op <= core.OpTimeout; op++ {
+	for _, op := range []core.Op{core.OpOpen, core.OpAdmit, core.OpDecide, core.OpComplete, core.OpCancel, core.OpFence, core.OpTimeout, core.OpRetire} {
 		_, err := core.DecodeCommand(core.AppendCommand(nil, core.Command{Op: op, Run: "r"}))
 		require.NoError(t, err, "op %s", op)
 	}
@@ -114,8 +114,9 @@ func TestDecodeRefusesStringPastEnd(t *testing.T) {
 // deadline) holding gated effect "k" (held, pending approval, epoch 1). The layout is
 // MarshalBinary's: every integer a uvarint, every string a uvarint length + bytes.
 var snapshotOneEffect = []byte{
-	1,      // snapshot version
+	2,      // snapshot version
 	1,      // runs
+	0,      // retired ids
 	1, 'r', // run id
 	1,      // run status: active
 	1,      // epoch
@@ -132,9 +133,9 @@ var snapshotOneEffect = []byte{
 // Offsets into snapshotOneEffect: the run's status and epoch, and the effect's fields
 // from its status on, one byte each.
 const (
-	offRunStatus    = 4
+	offRunStatus    = 5
 	offRunEpoch     = offRunStatus + 1
-	offEffectStatus = 10
+	offEffectStatus = 11
 	offGated        = offEffectStatus + 1
 	offApproved     = offGated + 1
 	offOutcome      = offApproved + 1
@@ -164,13 +165,24 @@ func TestSnapshotRejectsCorruption(t *testing.T) {
 		b[off] = v
 		return b
 	}
-	run := snapshotOneEffect[2:]
-	dup := append([]byte{1, 2}, append(append([]byte(nil), run...), run...)...)
+	run := snapshotOneEffect[3:]
+	dup := append([]byte{2, 2, 0}, append(append([]byte(nil), run...), run...)...)
+	// run "r" listed as a run and as retired; retired ids unsorted; repeated; empty
+	both := append([]byte{2, 1, 1, 1, 'r'}, run...)
+	unsorted := append([]byte{2, 1, 2, 1, 'z', 1, 'y'}, run...)
+	repeated := append([]byte{2, 1, 2, 1, 'y', 1, 'y'}, run...)
+	empty := append([]byte{2, 1, 1, 0}, run...)
 	cases := []struct {
 		name string
 		b    []byte
 	}{
-		{"version 2", patch(0, 2)},
+		{"version 3", patch(0, 3)},
+		{"version 0", patch(0, 0)},
+		{"a run both live and retired", both},
+		{"retired ids unsorted", unsorted},
+		{"a retired id repeated", repeated},
+		{"an empty retired id", empty},
+		{"more retired ids than bytes", patch(2, 100)},
 		{"run status none", patch(offRunStatus, byte(core.RunNone))},
 		{"run status past timed_out", patch(offRunStatus, byte(core.RunTimedOut)+1)},
 		{"effect status absent", patch(offEffectStatus, byte(core.EffectAbsent))},
@@ -178,8 +190,8 @@ func TestSnapshotRejectsCorruption(t *testing.T) {
 		{"trailing byte", append(append([]byte(nil), snapshotOneEffect...), 0)},
 		{"run listed twice", dup},
 		{"more runs than bytes", patch(1, 100)},
-		{"more effects than bytes", patch(7, 100)},
-		{"more effects than bytes, and nothing after the count", patch(7, 100)[:8]},
+		{"more effects than bytes", patch(8, 100)},
+		{"more effects than bytes, and nothing after the count", patch(8, 100)[:9]},
 	}
 	for i := range snapshotOneEffect {
 		cases = append(cases, struct {

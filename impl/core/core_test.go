@@ -70,6 +70,9 @@ func randomCommands(rng *rand.Rand, n int) []core.Command {
 			c.Op = core.OpTimeout
 		default:
 			c.Op = core.OpStatus
+			if rng.IntN(4) == 0 {
+				c.Op = core.OpRetire
+			}
 		}
 		out[i] = c
 	}

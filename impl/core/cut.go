@@ -36,12 +36,13 @@ type Cut struct {
 	hot     int    // the index in touched of the next run nextRun looks at
 	entries int    // runs and effects taken so far
 	ended   bool
-	taken   []frozenRun    // the piece Take copied last
-	buf     []frozenEffect // the effects of its runs
-	enc     int            // the index in taken of the run AppendTaken encodes next
-	encAt   int            // its next entry: its head (unless a later slice), then its effects
-	part    *partRun       // the run Take copies a slice at a time, if any
-	keys    []Key          // the list of keys of the runs copied in slices, reused
+	taken   []frozenRun     // the piece Take copied last
+	buf     []frozenEffect  // the effects of its runs
+	enc     int             // the index in taken of the run AppendTaken encodes next
+	encAt   int             // its next entry: its head (unless a later slice), then its effects
+	part    *partRun        // the run Take copies a slice at a time, if any
+	keys    []Key           // the list of keys of the runs copied in slices, reused
+	retired []*retiredBlock // the retired ids at BeginCut (blocks never change)
 }
 
 // partRun is a run Take copies in slices: the keys it had when its slices began,
@@ -77,7 +78,7 @@ func (g *Gate) BeginCut() *Cut {
 		panic("soundgate/core: BeginCut during a cut")
 	}
 	g.cuts++
-	g.cut = &Cut{g: g, gen: g.cuts, runs: len(g.order)}
+	g.cut = &Cut{g: g, gen: g.cuts, runs: len(g.order), retired: g.retired.frozen()}
 	return g.cut
 }
 
@@ -217,7 +218,9 @@ func (c *Cut) Entries() int { return c.entries }
 
 // AppendHeader appends the snapshot's header, which AppendTaken of every piece of the
 // cut completes into what Gate.UnmarshalBinary reads.
-func (c *Cut) AppendHeader(buf []byte) []byte { return appendSnapshotHeader(buf, c.runs) }
+func (c *Cut) AppendHeader(buf []byte) []byte {
+	return appendSnapshotHeader(buf, c.runs, c.retired)
+}
 
 // AppendTaken appends budget runs and effects (at least one) of the piece Take copied
 // last, from where the last call stopped, and reports whether any of the piece is left:
@@ -256,5 +259,9 @@ func (c *Cut) End() {
 	c.ended, c.touched, c.taken, c.buf, c.part, c.keys = true, nil, nil, nil, nil, nil
 	if c.g.cut == c {
 		c.g.cut = nil
+		for _, run := range c.g.unlinked {
+			c.g.unlink(run)
+		}
+		c.g.unlinked = nil
 	}
 }

@@ -11,8 +11,8 @@ import (
 
 // nextCommand returns a random command that is likely to change g: over 8 runs and 6
 // keys, at the run's epoch, deciding its pending keys, so that every kind of change
-// (gated admits, approvals, rejections, releases, completions, cancels, fences and
-// timeouts) is frequent while a cut is taken.
+// (gated admits, approvals, rejections, releases, completions, cancels, fences,
+// timeouts and retirements) is frequent while a cut is taken.
 func nextCommand(g *core.Gate, rng *rand.Rand, now core.Time) core.Command {
 	run := core.RunID(fmt.Sprint("r", rng.IntN(8)))
 	c := core.Command{Run: run, Key: core.Key(fmt.Sprint("k", rng.IntN(6))), Now: now}
@@ -44,6 +44,8 @@ func nextCommand(g *core.Gate, rng *rand.Rand, now core.Time) core.Command {
 		c.Op = core.OpFence
 	case p < 94:
 		c.Op = core.OpTimeout
+	case p < 96:
+		c.Op = core.OpRetire
 	default:
 		c.Op = core.OpStatus
 	}

@@ -34,6 +34,13 @@ var (
 	ErrConflict = newError("conflict", "effect already completed with another outcome")
 	// ErrRunFinal: fence of a cancelled or timed-out run.
 	ErrRunFinal = newError("run_final", "run is cancelled or timed out")
+	// ErrRunRetired: open, decide, complete or fence of a retired run.
+	ErrRunRetired = newError("run_retired", "run is retired")
+	// ErrNotFinished: retire of a run with an approval pending or an effect held,
+	// released or admitted and not completed.
+	ErrNotFinished = newError("not_finished", "run is not finished")
+	// ErrTooManyRetired: Limits.RetiredMax runs are retired.
+	ErrTooManyRetired = newError("too_many_retired", "limit reached: retired runs")
 	// ErrInvalid: an argument is malformed (empty id, unknown decision or outcome, epoch < 1).
 	ErrInvalid = newError("invalid_argument", "invalid argument")
 	// ErrTooManyRuns: Limits.RunsMax runs exist.
@@ -53,6 +60,6 @@ var (
 // Errors lists every error the core returns, for documentation and exhaustive tests.
 var Errors = []*Error{
 	ErrUnknownRun, ErrBadEpoch, ErrNotPending, ErrNotAdmitted, ErrConflict, ErrRunFinal,
-	ErrInvalid, ErrTooManyRuns, ErrTooManyKeys, ErrTooManyPending, ErrRunTooLong,
+	ErrRunRetired, ErrNotFinished, ErrTooManyRetired, ErrInvalid, ErrTooManyRuns, ErrTooManyKeys, ErrTooManyPending, ErrRunTooLong,
 	ErrKeyTooLong, ErrResultTooLong,
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"cmp"
 	"container/heap"
+	"errors"
 	"slices"
 )
 
@@ -47,7 +48,9 @@ func newRun(id RunID) *Run {
 type Gate struct {
 	limits    Limits
 	runs      map[RunID]*Run
-	order     []*Run           // every run, in the order it was made (runs are never removed)
+	order     []*Run           // every run, in the order it was made (a retired one leaves it)
+	retired   retiredSet       // the ids of retired runs
+	unlinked  []*Run           // runs retired during a cut, left in order until it ends
 	deadlines deadlineHeap     // active runs with a deadline, earliest first (lazily cleaned)
 	cut       *Cut             // the cut being taken, if any (cut.go)
 	cuts      uint64           // cuts begun so far
@@ -69,7 +72,7 @@ func New(l Limits) *Gate {
 // Limits returns the gate's limits.
 func (g *Gate) Limits() Limits { return g.limits }
 
-// Len returns the number of runs the gate knows, tombstones included.
+// Len returns the number of runs the gate knows, tombstones included, retired ones not.
 func (g *Gate) Len() int { return len(g.runs) }
 
 // Entries returns the runs and effects the gate holds: what a snapshot encodes, so
@@ -143,6 +146,9 @@ func (g *Gate) open(r RunID, deadline Time) (OpenResult, error) {
 	if run, ok := g.runs[r]; ok {
 		return OpenResult{Run: run.view()}, nil
 	}
+	if g.retired.has(r) {
+		return OpenResult{}, ErrRunRetired
+	}
 	if len(g.runs) >= g.limits.RunsMax {
 		return OpenResult{}, ErrTooManyRuns
 	}
@@ -175,11 +181,18 @@ func (g *Gate) admitTarget(r RunID, k Key, e uint64) (*Run, error) {
 	if e < 1 {
 		return nil, ErrInvalid
 	}
-	run, ok := g.runs[r]
-	if !ok {
-		return nil, ErrUnknownRun
+	return g.known(r)
+}
+
+// known finds run r: ErrRunRetired if it was retired, ErrUnknownRun if never seen.
+func (g *Gate) known(r RunID) (*Run, error) {
+	if run, ok := g.runs[r]; ok {
+		return run, nil
 	}
-	return run, nil
+	if g.retired.has(r) {
+		return nil, ErrRunRetired
+	}
+	return nil, ErrUnknownRun
 }
 
 // admit asks to perform effect k of run now, at epoch e; gated asks for k's own
@@ -272,9 +285,9 @@ func (g *Gate) decide(r RunID, k Key, d Decision) (DecideResult, error) {
 	if d != Approve && d != Reject {
 		return DecideResult{}, ErrInvalid
 	}
-	run, ok := g.runs[r]
-	if !ok {
-		return DecideResult{}, ErrUnknownRun
+	run, err := g.known(r)
+	if err != nil {
+		return DecideResult{}, err
 	}
 	res := DecideResult{Decision: d}
 	if _, ok := run.pending[k]; !ok {
@@ -338,9 +351,9 @@ func (g *Gate) complete(r RunID, k Key, o Outcome, result string) (CompleteResul
 	if len(result) > g.limits.ResultBytesMax {
 		return CompleteResult{}, ErrResultTooLong
 	}
-	run, ok := g.runs[r]
-	if !ok {
-		return CompleteResult{}, ErrUnknownRun
+	run, err := g.known(r)
+	if err != nil {
+		return CompleteResult{}, err
 	}
 	eff := run.effects[k]
 	switch eff.Status {
@@ -374,6 +387,9 @@ func (g *Gate) cancel(r RunID) (CancelResult, error) {
 		return CancelResult{}, err
 	}
 	run, ok := g.runs[r]
+	if !ok && g.retired.has(r) {
+		return CancelResult{Run: retiredView(r)}, nil
+	}
 	if !ok {
 		if len(g.runs) >= g.limits.RunsMax {
 			return CancelResult{}, ErrTooManyRuns
@@ -400,9 +416,9 @@ func (g *Gate) fence(r RunID) (RunView, error) {
 	if err := g.checkRun(r); err != nil {
 		return RunView{}, err
 	}
-	run, ok := g.runs[r]
-	if !ok {
-		return RunView{}, ErrUnknownRun
+	run, err := g.known(r)
+	if err != nil {
+		return RunView{}, err
 	}
 	if run.Status != RunActive {
 		return RunView{}, ErrRunFinal
@@ -428,9 +444,12 @@ func (g *Gate) timeout(r RunID) (bool, error) {
 	if err := g.checkRun(r); err != nil {
 		return false, err
 	}
-	run, ok := g.runs[r]
-	if !ok {
-		return false, ErrUnknownRun
+	run, err := g.known(r)
+	if errors.Is(err, ErrRunRetired) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
 	}
 	if run.Status != RunActive {
 		return false, nil
@@ -466,6 +485,72 @@ func (g *Gate) NextDeadline() (Time, RunID, bool) {
 	return 0, "", false
 }
 
+// retiredView is what Status and Cancel report of a retired run: its id, no epoch.
+func retiredView(r RunID) RunView { return RunView{ID: r, Status: RunRetired} }
+
+// finished reports whether nothing of run can still happen but replays, and the
+// completion of what was admitted: it is final, or active with every effect
+// completed or rejected (no approval pending, nothing held, released or admitted).
+func (run *Run) finished() bool {
+	if run.Status.Final() {
+		return true
+	}
+	for _, e := range run.effects {
+		if e.Status != EffectCompleted && e.Status != EffectRejected {
+			return false
+		}
+	}
+	return run.Status == RunActive
+}
+
+// retire forgets a finished run but for its id, which stays taken: no key of it is
+// admitted again (admits are denied, retired) and the id is never opened again. It
+// reports whether r changed; a retired run is reported as it is.
+//
+//spec:action Retire
+func (g *Gate) retire(r RunID) (RunView, bool, error) {
+	if err := g.checkRun(r); err != nil {
+		return RunView{}, false, err
+	}
+	run, err := g.known(r)
+	if errors.Is(err, ErrRunRetired) {
+		return retiredView(r), false, nil
+	}
+	if err != nil {
+		return RunView{}, false, err
+	}
+	if !run.finished() {
+		return RunView{}, false, ErrNotFinished
+	}
+	if g.retired.len() >= g.limits.RetiredMax {
+		return RunView{}, false, ErrTooManyRetired
+	}
+	for k := range run.effects {
+		run.save(k) // a cut that has not taken run copies it as it was
+	}
+	delete(g.runs, r)
+	g.retired.add(r)
+	g.unlink(run)
+	return retiredView(r), true, nil
+}
+
+// unlink takes a retired run out of g.order, by moving the last run into its place;
+// during a cut, whose runs are g.order[:Cut.runs], it waits for the cut's End.
+func (g *Gate) unlink(run *Run) {
+	if g.cut != nil {
+		g.unlinked = append(g.unlinked, run)
+		return
+	}
+	last := g.order[len(g.order)-1]
+	g.order[run.index], last.index = last, run.index
+	g.order[len(g.order)-1] = nil
+	g.order = g.order[:len(g.order)-1]
+	run.index = -1
+}
+
+// Retired returns how many runs are retired and the bytes their ids take.
+func (g *Gate) Retired() (runs, bytes int) { return g.retired.len(), g.retired.bytes() }
+
 // EffectView is a read-only copy of one effect's state.
 type EffectView struct {
 	Key Key
@@ -480,9 +565,12 @@ func (g *Gate) Status(r RunID, k Key) (RunView, EffectView, error) {
 	if len(k) > g.limits.KeyBytesMax {
 		return RunView{}, EffectView{}, ErrKeyTooLong
 	}
-	run, ok := g.runs[r]
-	if !ok {
-		return RunView{}, EffectView{}, ErrUnknownRun
+	run, err := g.known(r)
+	if errors.Is(err, ErrRunRetired) {
+		return retiredView(r), EffectView{Key: k}, nil
+	}
+	if err != nil {
+		return RunView{}, EffectView{}, err
 	}
 	return run.view(), EffectView{Key: k, Effect: run.effects[k]}, nil
 }

@@ -33,15 +33,20 @@ func (g *Gate) CheckInvariants() error {
 }
 
 // checkOrder: g.order holds every run once, each at its index, which is what a cut
-// takes and what tells it a run made after it began.
+// takes and what tells it a run made after it began, and, during a cut, the runs
+// retired since it began. No known run is retired.
 func (g *Gate) checkOrder() error {
-	if len(g.order) != len(g.runs) {
-		return invariantf("%d runs in order, %d known", len(g.order), len(g.runs))
+	if len(g.order) != len(g.runs)+len(g.unlinked) {
+		return invariantf("%d runs in order, %d known, %d retired during a cut", len(g.order), len(g.runs), len(g.unlinked))
 	}
 	for i, run := range g.order {
-		if run.index != i || g.runs[run.ID] != run {
-			return invariantf("run %q at %d of the order has index %d", run.ID, i, run.index)
+		known := g.runs[run.ID] == run
+		if run.index != i || known == g.retired.has(run.ID) {
+			return invariantf("run %q at %d of the order has index %d, known %t", run.ID, i, run.index, known)
 		}
+	}
+	if g.retired.len() > g.limits.RetiredMax {
+		return invariantf("%d retired runs, limit %d", g.retired.len(), g.limits.RetiredMax)
 	}
 	return nil
 }

@@ -3,7 +3,8 @@ package core
 // Limits bound everything the core stores, so that no caller can grow the gate without
 // bound. Each limit, when reached, is a typed error that changes nothing.
 type Limits struct {
-	RunsMax          int // runs known to the gate, tombstones included
+	RunsMax          int // runs known to the gate, tombstones included, retired ones not
+	RetiredMax       int // retired runs (each costs its id's bytes and 4 more)
 	KeysPerRunMax    int // effects of one run that are not absent
 	PendingPerRunMax int // open approvals of one run
 	RunBytesMax      int // bytes of a run id
@@ -15,6 +16,7 @@ type Limits struct {
 func DefaultLimits() Limits {
 	return Limits{
 		RunsMax:          1 << 20,
+		RetiredMax:       1 << 26,
 		KeysPerRunMax:    1 << 16,
 		PendingPerRunMax: 1 << 10,
 		RunBytesMax:      128,

@@ -1,9 +1,12 @@
 package core
 
+import "errors"
+
 // Op names an action of the contract, as the log and the wire carry it.
 type Op uint8
 
-// The operations. OpStatus is read only and never logged.
+// The operations. OpStatus is read only and never logged. OpTimeout and OpRetire
+// come from the shell's clock, never from the wire.
 const (
 	OpOpen Op = iota + 1
 	OpAdmit
@@ -13,9 +16,10 @@ const (
 	OpFence
 	OpTimeout
 	OpStatus
+	OpRetire
 )
 
-var opNames = [...]string{"", "open", "admit", "decide", "complete", "cancel", "fence", "timeout", "status"}
+var opNames = [...]string{"", "open", "admit", "decide", "complete", "cancel", "fence", "timeout", "status", "retire"}
 
 // String returns the wire name of the operation ("admit", ...).
 func (o Op) String() string { return enumName(opNames[:], int(o)) }
@@ -61,7 +65,7 @@ type Reply struct {
 	Decide   DecideResult   // OpDecide
 	Complete CompleteResult // OpComplete
 	Open     OpenResult     // OpOpen
-	Run      RunView        // OpCancel, OpFence, OpStatus, OpTimeout: the run after the action
+	Run      RunView        // OpCancel, OpFence, OpStatus, OpTimeout, OpRetire: the run after the action
 	Effect   EffectView     // OpStatus with a key
 }
 
@@ -104,6 +108,8 @@ func (g *Gate) Step(c Command) Reply {
 		}
 	case OpStatus:
 		rep.Run, rep.Effect, rep.Err = g.Status(c.Run, c.Key)
+	case OpRetire:
+		rep.Run, rep.Persist, rep.Err = g.retire(c.Run)
 	default:
 		rep.Err = ErrInvalid
 	}
@@ -120,6 +126,9 @@ func (g *Gate) Step(c Command) Reply {
 // and its replay at the same c.Now takes the same Timeout.
 func (g *Gate) stepAdmit(c Command) Reply {
 	run, err := g.admitTarget(c.Run, c.Key, c.Epoch)
+	if errors.Is(err, ErrRunRetired) {
+		return Reply{Admit: AdmitResult{Answer: AnswerDenied, Reason: ReasonRetired}}
+	}
 	if err != nil {
 		return Reply{Err: err}
 	}

@@ -11,7 +11,8 @@ type Key string
 // never reads a clock: every action that depends on time is given one.
 type Time int64
 
-// RunStatus is the lifecycle of a run. Cancelled and TimedOut are final.
+// RunStatus is the lifecycle of a run. Cancelled and TimedOut are final; a finished
+// run may be retired, which keeps its id and nothing else.
 type RunStatus uint8
 
 // The run statuses, named as in the spec.
@@ -20,9 +21,10 @@ const (
 	RunActive
 	RunCancelled
 	RunTimedOut
+	RunRetired
 )
 
-var runStatusNames = [...]string{"none", "active", "cancelled", "timed_out"}
+var runStatusNames = [...]string{"none", "active", "cancelled", "timed_out", "retired"}
 
 // String returns the contract's name of s ("active", "timed_out", ...).
 func (s RunStatus) String() string { return enumName(runStatusNames[:], int(s)) }
@@ -74,9 +76,10 @@ const (
 	ReasonTimedOut
 	ReasonStaleEpoch
 	ReasonRejected
+	ReasonRetired
 )
 
-var reasonNames = [...]string{"", "cancelled", "timed_out", "stale_epoch", "rejected"}
+var reasonNames = [...]string{"", "cancelled", "timed_out", "stale_epoch", "rejected", "retired"}
 
 // String returns the contract's name of r ("cancelled", "stale_epoch", ...).
 func (r Reason) String() string { return enumName(reasonNames[:], int(r)) }

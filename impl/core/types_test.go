@@ -33,11 +33,12 @@ func TestNamesAndErrors(t *testing.T) {
 		require.False(t, ok, "%q parsed as an outcome", bad)
 	}
 	require.Equal(t, "timed_out", core.RunTimedOut.String())
-	require.Equal(t, "invalid", core.RunStatus(4).String())
+	require.Equal(t, "retired", core.RunRetired.String())
+	require.Equal(t, "invalid", core.RunStatus(5).String())
 	require.Equal(t, "invalid", core.EffectStatus(6).String())
 	require.Equal(t, "invalid", core.Outcome(3).String())
 	for s, final := range map[core.RunStatus]bool{core.RunNone: false, core.RunActive: false,
-		core.RunCancelled: true, core.RunTimedOut: true} {
+		core.RunCancelled: true, core.RunTimedOut: true, core.RunRetired: false} {
 		require.Equal(t, final, s.Final(), "%s", s)
 	}
 	require.ErrorIs(t, &core.Error{Code: "unknown_run"}, core.ErrUnknownRun)

@@ -1,0 +1,260 @@
+package core_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/stretchr/testify/require"
+)
+
+// retire is the Retire action; it reports the run and whether r changed.
+func retire(g *core.Gate, r core.RunID) (core.RunView, bool, error) {
+	rep := g.Step(core.Command{Op: core.OpRetire, Run: r})
+	return rep.Run, rep.Persist, rep.Err
+}
+
+// runWith opens "r" and brings it to a state by its steps.
+func runWith(t *testing.T, steps func(g *core.Gate)) *core.Gate {
+	t.Helper()
+	g := core.New(core.DefaultLimits())
+	_, err := open(g, "r", 0)
+	require.NoError(t, err)
+	steps(g)
+	return g
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// TestRetireTakesOnlyAFinishedRun: the spec's Finished: a final run (whatever it
+// admitted), or an active one whose every effect is completed or rejected. Anything
+// else is not_finished and changes nothing.
+func TestRetireTakesOnlyAFinishedRun(t *testing.T) {
+	cases := []struct {
+		name     string
+		steps    func(g *core.Gate)
+		finished bool
+	}{
+		{"active, no effect", func(g *core.Gate) {}, true},
+		{"active, completed and rejected", func(g *core.Gate) {
+			must(admit(g, "r", "a", 1, false, 0))
+			must(complete(g, "r", "a", core.OutcomeOK, "x"))
+			must(admit(g, "r", "b", 1, true, 0))
+			must(decide(g, "r", "b", core.Reject))
+		}, true},
+		{"cancelled with an admitted effect", func(g *core.Gate) {
+			must(admit(g, "r", "a", 1, false, 0))
+			must(cancel(g, "r"))
+		}, true},
+		{"timed out", func(g *core.Gate) { must(timeout(g, "r")) }, true},
+		{"active, admitted not completed", func(g *core.Gate) { must(admit(g, "r", "a", 1, false, 0)) }, false},
+		{"active, approval pending", func(g *core.Gate) { must(admit(g, "r", "a", 1, true, 0)) }, false},
+		{"active, released", func(g *core.Gate) {
+			must(admit(g, "r", "a", 1, true, 0))
+			must(admit(g, "r", "b", 1, false, 0))
+			must(decide(g, "r", "a", core.Approve))
+		}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := runWith(t, tc.steps)
+			before := must(g.MarshalBinary())
+			v, changed, err := retire(g, "r")
+			if !tc.finished {
+				require.ErrorIs(t, err, core.ErrNotFinished)
+				require.False(t, changed)
+				require.Equal(t, before, must(g.MarshalBinary()), "a refused retire changed the state")
+				return
+			}
+			require.NoError(t, err)
+			require.True(t, changed)
+			require.Equal(t, core.RunView{ID: "r", Status: core.RunRetired}, v)
+			require.Equal(t, 0, g.Len())
+			runs, _ := g.Retired()
+			require.Equal(t, 1, runs)
+			require.NoError(t, g.CheckInvariants())
+		})
+	}
+	_, _, err := retire(core.New(core.DefaultLimits()), "never")
+	require.ErrorIs(t, err, core.ErrUnknownRun)
+}
+
+// TestARetiredRunAnswers: every action on a retired run, as the spec answers it:
+// admits denied (retired) whatever the key or epoch, so none is admitted again (P3);
+// open, decide, complete and fence refused with run_retired; cancel, timeout, status
+// and a second retire report it unchanged. None changes the state.
+func TestARetiredRunAnswers(t *testing.T) {
+	g := runWith(t, func(g *core.Gate) {
+		must(admit(g, "r", "a", 1, false, 0))
+		must(complete(g, "r", "a", core.OutcomeOK, "x"))
+	})
+	must(cancel(g, "r"))
+	_, _, err := retire(g, "r")
+	require.NoError(t, err)
+	before := must(g.MarshalBinary())
+	retired := core.RunView{ID: "r", Status: core.RunRetired}
+
+	for _, c := range []core.Command{
+		{Op: core.OpAdmit, Key: "a", Epoch: 1},
+		{Op: core.OpAdmit, Key: "a", Epoch: 3},
+		{Op: core.OpAdmit, Key: "new", Epoch: 1, Gated: true},
+	} {
+		c.Run = "r"
+		rep := g.Step(c)
+		require.NoError(t, rep.Err)
+		require.Equal(t, core.AdmitResult{Answer: core.AnswerDenied, Reason: core.ReasonRetired}, rep.Admit, "%+v", c)
+		require.False(t, rep.Persist)
+	}
+	for _, c := range []core.Command{
+		{Op: core.OpOpen},
+		{Op: core.OpDecide, Key: "a", Decision: core.Approve},
+		{Op: core.OpComplete, Key: "a", Outcome: core.OutcomeOK, Result: "x"},
+		{Op: core.OpFence},
+	} {
+		c.Run = "r"
+		rep := g.Step(c)
+		require.ErrorIs(t, rep.Err, core.ErrRunRetired, "%s", c.Op)
+	}
+	for _, op := range []core.Op{core.OpCancel, core.OpTimeout, core.OpStatus, core.OpRetire} {
+		rep := g.Step(core.Command{Op: op, Run: "r", Key: "a"})
+		require.NoError(t, rep.Err, "%s", op)
+		require.Equal(t, retired, rep.Run, "%s", op)
+		require.False(t, rep.Persist, "%s", op)
+		require.Equal(t, core.Effect{}, rep.Effect.Effect, "%s", op)
+	}
+	require.Equal(t, before, must(g.MarshalBinary()))
+}
+
+// retireAll opens, cancels and retires each id in order.
+func retireAll(t *testing.T, g *core.Gate, ids []core.RunID) {
+	t.Helper()
+	for _, id := range ids {
+		must(open(g, id, 0))
+		must(cancel(g, id))
+		_, changed, err := retire(g, id)
+		require.NoError(t, err)
+		require.True(t, changed)
+	}
+}
+
+// TestRetiredIdsSurviveASnapshot: retired ids (more than one block's worth, so that
+// blocks form and merge) are kept by a snapshot and its restore; the encoding is the
+// same whatever order they were retired in; a restored gate still refuses them.
+func TestRetiredIdsSurviveASnapshot(t *testing.T) {
+	ids := make([]core.RunID, 5000)
+	for i := range ids {
+		ids[i] = core.RunID(fmt.Sprintf("run-%05d", i))
+	}
+	a, b := core.New(core.DefaultLimits()), core.New(core.DefaultLimits())
+	retireAll(t, a, ids)
+	shuffled := append([]core.RunID(nil), ids...)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	retireAll(t, b, shuffled)
+	must(open(a, "live", 0))
+	must(open(b, "live", 0))
+	snapA, snapB := must(a.MarshalBinary()), must(b.MarshalBinary())
+	require.Equal(t, snapA, snapB, "the encoding depends on the order of retirement")
+
+	c := core.New(core.DefaultLimits())
+	require.NoError(t, c.UnmarshalBinary(snapA))
+	require.NoError(t, c.CheckInvariants())
+	require.Equal(t, snapA, must(c.MarshalBinary()))
+	runs, bytes := c.Retired()
+	require.Equal(t, len(ids), runs)
+	require.Less(t, bytes, len(ids)*(len(ids[0])+8), "a retired id costs more than its bytes and an offset")
+	for _, id := range []core.RunID{ids[0], ids[len(ids)/2], ids[len(ids)-1]} {
+		_, err := open(c, id, 0)
+		require.ErrorIs(t, err, core.ErrRunRetired, "%s", id)
+	}
+	_, err := open(c, "run-99999", 0)
+	require.NoError(t, err, "an id never retired is refused")
+}
+
+// TestCutKeepsARunRetiredDuringIt: a run retired while a cut is taken is in the cut
+// as it was at BeginCut, taken before or after its retirement; after End the gate's
+// order is whole again and the next snapshot has it retired.
+func TestCutKeepsARunRetiredDuringIt(t *testing.T) {
+	for _, takeFirst := range []bool{false, true} {
+		g := core.New(core.DefaultLimits())
+		for i := range 20 {
+			id := core.RunID(fmt.Sprint("r", i))
+			must(open(g, id, 0))
+			must(admit(g, id, "a", 1, false, 0))
+			must(complete(g, id, "a", core.OutcomeOK, "result"))
+		}
+		want := must(g.MarshalBinary())
+		cut := g.BeginCut()
+		buf := cut.AppendHeader(nil)
+		if takeFirst {
+			require.True(t, cut.Take(100))
+			buf = appendTaken(t, cut, buf)
+		}
+		for i := 0; i < 20; i += 2 {
+			_, changed, err := retire(g, core.RunID(fmt.Sprint("r", i)))
+			require.NoError(t, err)
+			require.True(t, changed)
+		}
+		require.NoError(t, g.CheckInvariants())
+		for cut.Take(3) {
+			buf = appendTaken(t, cut, buf)
+		}
+		cut.End()
+		require.NoError(t, g.CheckInvariants())
+		require.Equal(t, 10, g.Len())
+
+		restored := core.New(core.DefaultLimits())
+		require.NoError(t, restored.UnmarshalBinary(buf))
+		require.Equal(t, want, must(restored.MarshalBinary()), "take first %t", takeFirst)
+
+		now := core.New(core.DefaultLimits())
+		require.NoError(t, now.UnmarshalBinary(must(g.MarshalBinary())))
+		runs, _ := now.Retired()
+		require.Equal(t, 10, runs)
+		require.Equal(t, 10, now.Len())
+	}
+}
+
+// TestRetiredMaxIsALimit: with Limits.RetiredMax retired, retire is refused and the
+// run stays as it was.
+func TestRetiredMaxIsALimit(t *testing.T) {
+	l := core.DefaultLimits()
+	l.RetiredMax = 2
+	g := core.New(l)
+	retireAll(t, g, []core.RunID{"a", "b"})
+	must(open(g, "c", 0))
+	_, _, err := retire(g, "c")
+	require.ErrorIs(t, err, core.ErrTooManyRetired)
+	v, _, err := g.Status("c", "")
+	require.NoError(t, err)
+	require.Equal(t, core.RunActive, v.Status)
+}
+
+// TestCutKeepsTheRetiredIdsOfItsBeginning: ids retired during a cut (enough to seal
+// and merge blocks) are not in its header, encoded after them.
+func TestCutKeepsTheRetiredIdsOfItsBeginning(t *testing.T) {
+	ids := func(from, to int) []core.RunID {
+		var out []core.RunID
+		for i := from; i < to; i++ {
+			out = append(out, core.RunID(fmt.Sprintf("id-%05d", i)))
+		}
+		return out
+	}
+	g := core.New(core.DefaultLimits())
+	retireAll(t, g, ids(0, 3000))
+	want := must(g.MarshalBinary())
+	cut := g.BeginCut()
+	retireAll(t, g, ids(3000, 9000))
+	buf := cut.AppendHeader(nil)
+	for cut.Take(100) {
+		buf = appendTaken(t, cut, buf)
+	}
+	cut.End()
+	require.Equal(t, want, buf)
+	require.NoError(t, g.CheckInvariants())
+}
