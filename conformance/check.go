@@ -71,6 +71,7 @@ var RequiredAnswers = []string{
 	"decide(approve)", "decide(reject)", "decide(repeat)", "complete(ok)", "complete(failed)", "complete(repeat)",
 	"error(unknown_run)", "error(bad_epoch)", "error(not_pending)", "error(not_admitted)", "error(conflict)", "error(run_final)",
 	"open(active)", "cancel(cancelled)", "fence(active)", "timeout(timed_out)",
+	"denied(retired)", "error(run_retired)", "retire(retired)", "cancel(retired)",
 }
 
 // Missing returns the actions and answers this run never reached.

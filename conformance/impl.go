@@ -52,8 +52,9 @@ func abstractNode(c model.Config, n *node.Node, runName func(string) core.RunID)
 }
 
 // WireImpl drives a real server through the Go client, each operation on the
-// connection of the role that may send it. Timeout, which has no verb on the wire (it
-// is the gate's clock), is applied to the server's node: the path its clock takes.
+// connection of the role that may send it. Timeout and Retire, which have no verb on
+// the wire (they are the gate's clock), are applied to the server's node: the path
+// its clock takes.
 // Runs may be prefixed, so that several traces can share one server.
 type WireImpl struct {
 	Node                      *node.Node // the server's
@@ -93,8 +94,8 @@ func (w *WireImpl) Do(op model.Op) model.Answer {
 	case model.ActFence:
 		r, err := w.Operator.Fence(ctx, run)
 		rep.Err, rep.Run = err, core.RunView{Status: core.RunActive, Epoch: r.Epoch}
-	case model.ActTimeout:
-		a := w.Node.Apply(node.Request{Cmd: core.Command{Op: core.OpTimeout, Run: w.run(op.Run)}})
+	case model.ActTimeout, model.ActRetire:
+		a := w.Node.Apply(node.Request{Cmd: command(op, w.run(op.Run))})
 		rep.Err = a.Err
 		if a.Err == nil {
 			st, err := w.Agent.Status(ctx, run, "")

@@ -83,7 +83,8 @@ func (oc *opCommand) String() string { return oc.op.Label() }
 
 // genOp generates the next operation from the model's state, weighted so that the
 // interesting paths are common: admits at the run's current epoch (sometimes stale or
-// ahead), decisions on pending keys, cancels, fences, timeouts and replays.
+// ahead), decisions on pending keys, cancels, fences, timeouts, retirements and
+// replays.
 func genOp(c model.Config, st *traceState, stats *Stats, mu *sync.Mutex) gopter.Gen {
 	g := opGen{c: c, st: st, stats: stats, mu: mu, runG: gen.IntRange(0, len(c.Runs)-1), keyG: gen.IntRange(0, len(c.Keys)-1)}
 	openWeight := 4
@@ -100,6 +101,7 @@ func genOp(c model.Config, st *traceState, stats *Stats, mu *sync.Mutex) gopter.
 		{Weight: 4, Gen: g.runOp(model.ActCancel)},
 		{Weight: 5, Gen: g.runOp(model.ActFence)},
 		{Weight: 3, Gen: g.runOp(model.ActTimeout)},
+		{Weight: 2, Gen: g.runOp(model.ActRetire)},
 	})
 }
 

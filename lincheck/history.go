@@ -47,7 +47,7 @@ const redialDelay = 5 * time.Millisecond
 var contractErrors = map[string]bool{
 	model.ErrUnknownRun: true, model.ErrBadEpoch: true, model.ErrNotPending: true,
 	model.ErrNotAdmitted: true, model.ErrConflict: true, model.ErrRunFinal: true,
-	model.ErrInvalidArgument: true,
+	model.ErrRunRetired: true, model.ErrInvalidArgument: true,
 }
 
 // History is one recorded history, ready for the checker.

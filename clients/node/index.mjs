@@ -48,7 +48,7 @@ export class ProtocolError extends Error {
 
 /** ANSWERS are the admit answers; REASONS the denial reasons (docs/contract.md). */
 export const ANSWERS = Object.freeze(["admit", "held", "duplicate", "denied"]);
-export const REASONS = Object.freeze(["cancelled", "timed_out", "stale_epoch", "rejected"]);
+export const REASONS = Object.freeze(["cancelled", "timed_out", "stale_epoch", "rejected", "retired"]);
 
 /**
  * AdmitAnswer is the gate's answer to admit: `answer` is one of ANSWERS;

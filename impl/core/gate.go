@@ -548,6 +548,12 @@ func (g *Gate) unlink(run *Run) {
 	run.index = -1
 }
 
+// Finished reports whether run r is known and finished: what Retire takes.
+func (g *Gate) Finished(r RunID) bool {
+	run, ok := g.runs[r]
+	return ok && run.finished()
+}
+
 // Retired returns how many runs are retired and the bytes their ids take.
 func (g *Gate) Retired() (runs, bytes int) { return g.retired.len(), g.retired.bytes() }
 

@@ -56,6 +56,12 @@ type Config struct {
 	// SnapshotCheck is how often the snapshotter looks whether a snapshot is due; 0:
 	// every second.
 	SnapshotCheck time.Duration
+	// Retention: a finished run that has not changed for this long is retired (its
+	// id stays taken, the rest is forgotten). 0: runs are never retired.
+	Retention time.Duration
+	// RetireCheck is how often the node looks for runs to retire; 0: every second, or
+	// every Retention if shorter.
+	RetireCheck time.Duration
 }
 
 // The node's own refusals; the core's are *core.Error values in Answer.Err.
@@ -89,6 +95,7 @@ type Node struct {
 	timerGen uint64       // its generation: a stale timer does nothing
 	timerAt  core.Time    // the deadline it was armed for
 	snap     *snapshotter // nil: no snapshots
+	ret      *retirer     // nil: runs are never retired
 }
 
 // New returns a node over an empty gate. cfg.Log, if any, must hold no records (use
@@ -119,6 +126,13 @@ func newNode(cfg Config, gate *core.Gate, last wal.LSN) *Node {
 	}
 	if c, ok := cfg.Log.(Compactor); ok && cfg.SnapshotEvery > 0 {
 		n.snap = startSnapshotter(n, c)
+	}
+	if cfg.Retention > 0 {
+		every := cfg.RetireCheck
+		if every <= 0 {
+			every = min(time.Second, cfg.Retention)
+		}
+		startRetirer(n, cfg.Retention, every)
 	}
 	n.mu.Lock()
 	n.armLocked()
@@ -216,6 +230,9 @@ func (n *Node) applyLocked(c core.Command) (core.Reply, error) {
 	if rep.Wake {
 		n.wakes = append(n.wakes, c.Run)
 	}
+	if rep.Persist && c.Op != core.OpRetire {
+		n.noteLocked(c.Run)
+	}
 	if c.Op == core.OpOpen && rep.Open.Created && c.Deadline > 0 {
 		n.armLocked()
 	}
@@ -299,6 +316,7 @@ func (n *Node) Stop() {
 // log can be closed after it. It may be called more than once.
 func (n *Node) Close() {
 	n.Stop()
+	n.stopRetirer()
 	if n.snap != nil {
 		n.snap.close()
 	}

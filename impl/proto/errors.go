@@ -142,6 +142,9 @@ var coreCodes = map[string]int{
 	"run_too_long":     -32020,
 	"key_too_long":     -32021,
 	"result_too_long":  -32022,
+	"run_retired":      -32023,
+	"not_finished":     -32024,
+	"too_many_retired": -32025,
 }
 
 // CoreCode returns the wire code of the core error whose Code is typ, and false if the

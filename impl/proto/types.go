@@ -46,8 +46,8 @@ func ParseMethod(s string) (Method, bool) {
 }
 
 // methodOps gives each method the core operation it asks for; hello has none (the
-// server answers it itself), and no method asks for core.OpTimeout (the gate's clock
-// does).
+// server answers it itself), and no method asks for core.OpTimeout or core.OpRetire
+// (the gate's clock does).
 var methodOps = [...]core.Op{
 	MethodOpen:     core.OpOpen,
 	MethodAdmit:    core.OpAdmit,
@@ -67,8 +67,8 @@ func (m Method) Op() (op core.Op, ok bool) {
 	return methodOps[m], true
 }
 
-// MethodOf returns the method that asks for op. ok is false for core.OpTimeout, which
-// no request asks for, and for a value that is not an operation.
+// MethodOf returns the method that asks for op. ok is false for core.OpTimeout and
+// core.OpRetire, which no request asks for, and for a value that is not an operation.
 func MethodOf(op core.Op) (m Method, ok bool) {
 	for _, m := range Methods {
 		if o, ok := m.Op(); ok && o == op {

@@ -40,7 +40,7 @@ func TestMethodOps(t *testing.T) {
 	for i := 0; i <= math.MaxUint8; i++ {
 		op := core.Op(i)
 		m, ok := MethodOf(op)
-		want := op.String() != "invalid" && op.String() != "" && op != core.OpTimeout
+		want := op.String() != "invalid" && op.String() != "" && op != core.OpTimeout && op != core.OpRetire
 		if ok != want {
 			t.Errorf("MethodOf(Op(%d) %q) ok = %v, want %v", i, op, ok, want)
 			continue
