@@ -42,6 +42,9 @@ func (d *nodeDriver) Step(c core.Command) core.Reply {
 }
 func (d *nodeDriver) SetClock(now core.Time)   { d.now.Store(int64(now)) }
 func (d *nodeDriver) TimeoutDue() []core.RunID { return d.n.TimeoutDue() }
+func (d *nodeDriver) Retire(r core.RunID) core.Reply {
+	return d.Step(core.Command{Op: core.OpRetire, Run: r})
+}
 
 func cmd(op core.Op, r core.RunID, k core.Key) core.Command {
 	return core.Command{Op: op, Run: r, Key: k, Epoch: 1}

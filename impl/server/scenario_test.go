@@ -33,6 +33,14 @@ type serverDriver struct {
 func (d *serverDriver) SetClock(now core.Time)   { d.clock.Set(now) }
 func (d *serverDriver) TimeoutDue() []core.RunID { return d.g.Node.TimeoutDue() }
 
+// Retire has no verb on the wire: the server's node takes it, as its clock does.
+func (d *serverDriver) Retire(r core.RunID) core.Reply {
+	a := d.g.Node.Apply(node.Request{Cmd: core.Command{Op: core.OpRetire, Run: r}})
+	rep := a.Reply
+	rep.Err = a.Err
+	return rep
+}
+
 func (d *serverDriver) Step(c core.Command) core.Reply {
 	ctx := context.Background()
 	var rep core.Reply

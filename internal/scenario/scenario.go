@@ -14,6 +14,7 @@
 //	status run=R [key=K]                the run, and effect K
 //	clock now=MS                        set the gate's clock
 //	timeout                             the clock's Timeout of every run whose deadline has passed
+//	retire run=R                        the clock's Retire of R, as once its retention period passed
 //
 // Run `go test ./impl/core -run Scenario -rewrite` to regenerate expected outputs after
 // a deliberate change of the contract, and review the diff.
@@ -40,6 +41,9 @@ type Driver interface {
 	// TimeoutDue times out every active run whose deadline is at or before the clock
 	// (the spec's Timeout, as the gate's clock takes it), and returns their ids.
 	TimeoutDue() []core.RunID
+	// Retire retires run r as the gate's clock does once r's retention period has
+	// passed (the spec's Retire; no request asks for it).
+	Retire(r core.RunID) core.Reply
 }
 
 // Dir is the folder of the scenario files, relative to the repository root.
@@ -67,6 +71,9 @@ func Run(t *testing.T, dir string, newDriver func(t *testing.T) Driver) {
 				return fmt.Sprintf("timed out %v\n", ids)
 			}
 			c.Now = now
+			if c.Op == core.OpRetire {
+				return Render(c, d.Retire(c.Run))
+			}
 			return Render(c, d.Step(c))
 		})
 	})
@@ -147,7 +154,7 @@ func Render(c core.Command, r core.Reply) string {
 		fmt.Fprintf(&b, "decided %s repeat=%t\n", r.Decide.Decision, r.Decide.Repeat)
 	case core.OpComplete:
 		fmt.Fprintf(&b, "completed repeat=%t\n", r.Complete.Repeat)
-	case core.OpCancel, core.OpFence, core.OpTimeout, core.OpStatus:
+	case core.OpCancel, core.OpFence, core.OpTimeout, core.OpStatus, core.OpRetire:
 		v := r.Run
 		fmt.Fprintf(&b, "run %s %s epoch=%d pending=%v", v.ID, v.Status, v.Epoch, v.Pending)
 		if v.Deadline != 0 && c.Op == core.OpStatus {
