@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -130,4 +132,41 @@ func TestSighupReloadsTheRoles(t *testing.T) {
 	reload(fmt.Sprintf(`{"tokens": [{"name": "bob", "token": %q, "role": "operator", "runs": ["*"]}]}`, bob), "roles reloaded")
 	require.NoError(t, hello(bob), "a token the reload added")
 	require.ErrorIs(t, hello(servertest.ScopedToken), proto.ErrUnauthenticated, "a token the reload removed")
+}
+
+// TestServeIdleTimeout: --idle-timeout reaches the server (an agent's connection
+// that says hello and nothing more is closed, an operator's is not), and a value the
+// gate cannot use is a usage error that names the flag.
+func TestServeIdleTimeout(t *testing.T) {
+	_, bin, roles, sock := gateFixture(t)
+	for _, bad := range []struct{ value, says string }{
+		{"-1s", "--idle-timeout must not be negative"},
+		{"500us", "--idle-timeout must be at least 1ms"},
+		{"soon", "invalid value"},
+	} {
+		p := serve(t, bin, "", "--roles", roles, "--durability", "memory", "--listen", "", "--unix", sock, "--idle-timeout", bad.value)
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("--idle-timeout %s: the gate started", bad.value)
+		}
+		require.Equal(t, exitUsage, p.cmd.ProcessState.ExitCode(), "--idle-timeout %s:\n%s", bad.value, p.logs.String())
+		require.Contains(t, p.logs.String(), bad.says)
+	}
+	serve(t, bin, sock, "--roles", roles, "--durability", "memory", "--listen", "", "--unix", sock, "--idle-timeout", "200ms")
+	said := func(token string) net.Conn {
+		nc, err := net.Dial("unix", sock)
+		require.NoError(t, err)
+		t.Cleanup(func() { nc.Close() })
+		_, err = nc.Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"hello","params":{"version":1,"token":"` + token + `"}}` + "\n"))
+		require.NoError(t, err)
+		return nc
+	}
+	agent, op := said(servertest.AgentToken), said(servertest.OperatorToken)
+	agent.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, err := io.ReadAll(agent) // the hello's answer, then the close
+	require.NoError(t, err, "the idle agent's connection was not closed")
+	op.SetReadDeadline(time.Now().Add(time.Second))
+	_, err = io.ReadAll(op)
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded, "the operator's connection was closed")
 }

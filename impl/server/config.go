@@ -15,6 +15,9 @@ type Limits struct {
 	WriteQueueMax  int           // answers queued per connection before its reader pauses
 	WriteTimeout   time.Duration // a peer that does not read its answers for this long is dropped
 	HelloTimeout   time.Duration // a connection that does not say hello within this is closed
+	// IdleTimeout closes an agent's connection that has had no admit waiting and no
+	// answer to send, and neither sent nor been sent anything, for this long (idle.go).
+	IdleTimeout time.Duration
 
 	// ReservedConnections of ConnectionsMax only approvers and operators may hold:
 	// an agent's hello is refused (overloaded) once agents hold the rest. Zero: a
@@ -35,7 +38,7 @@ type Limits struct {
 // DefaultLimits are the server limits of `soundgate serve` unless flags change them.
 func DefaultLimits() Limits {
 	return Limits{ConnectionsMax: 4096, WriteQueueMax: 1024, WriteTimeout: 10 * time.Second,
-		HelloTimeout: 10 * time.Second, ReservedConnections: 64, ConnectionsPerTokenMax: 1024, AdminConnectionsMax: 64,
+		HelloTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute, ReservedConnections: 64, ConnectionsPerTokenMax: 1024, AdminConnectionsMax: 64,
 		WaitersPerTokenMax: 16384}
 }
 
@@ -50,6 +53,7 @@ func (l Limits) withDefaults() Limits {
 	orDefault(&l.WriteQueueMax, d.WriteQueueMax)
 	orDefault(&l.WriteTimeout, d.WriteTimeout)
 	orDefault(&l.HelloTimeout, d.HelloTimeout)
+	orDefault(&l.IdleTimeout, d.IdleTimeout)
 	orDefault(&l.ReservedConnections, min(d.ReservedConnections, l.ConnectionsMax/64))
 	orDefault(&l.ConnectionsPerTokenMax, d.ConnectionsPerTokenMax)
 	orDefault(&l.WaitersPerTokenMax, d.WaitersPerTokenMax)

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"errors"
 	"net"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/soundgate/soundgate/impl/proto"
@@ -19,6 +22,8 @@ type gconn struct {
 	room   chan struct{} // wakes a reader waiting for outbox room
 	closed chan struct{} // closed with the connection: a waiting reader leaves
 
+	sending atomic.Bool // the writer holds answers it took and has not written (idleCheck)
+
 	mu   sync.Mutex
 	done bool // the reader has ended
 }
@@ -27,15 +32,10 @@ type gconn struct {
 func serveGoroutines(ss *session, nc net.Conn) {
 	s := ss.s
 	g := &gconn{ss: ss, nc: nc, signal: make(chan struct{}, 1), room: make(chan struct{}, 1), closed: make(chan struct{})}
-	ss.rd = proto.NewReader(nc)
+	ss.rd = proto.NewReader(g)
 	ss.kick = func() { notify(g.signal) }
-	ss.onHello = func() {
-		s.mu.Lock() // Shutdown's own deadline, set once closing is, must win
-		if !s.closing {
-			nc.SetReadDeadline(time.Time{})
-		}
-		s.mu.Unlock()
-	}
+	ss.onHello = func() { g.rearm() } // the hello's deadline gives way to the idle rule's
+	ss.sending = g.sending.Load
 	s.mu.Lock()
 	ss.interrupt = g.interrupt
 	// A peer must say hello promptly: a silent connection would hold a slot forever.
@@ -66,6 +66,47 @@ func (g *gconn) interrupt(abort bool) {
 		return
 	}
 	g.nc.SetReadDeadline(time.Now())
+}
+
+// Read is the socket as the session reads it (proto.Reader): it touches the session
+// for every read that brings bytes, and when a read deadline passes after hello, it
+// reads on if rearm finds a later one. The hello's deadline, Shutdown's and an idle
+// agent's end the read (a deadline error, which ends the session).
+func (g *gconn) Read(p []byte) (int, error) {
+	for {
+		n, err := g.nc.Read(p)
+		if n > 0 {
+			g.ss.touch(time.Now())
+		}
+		if n > 0 || !errors.Is(err, os.ErrDeadlineExceeded) || g.ss.cred == nil || !g.rearm() {
+			return n, err
+		}
+	}
+}
+
+// rearm sets the read deadline to the idle rule's next look (none for a role it
+// does not apply to), and reports whether the reader may read on: false once
+// Shutdown has begun, or for an agent's connection the rule finds expired (counted).
+// The deadline is set under the server's lock, and only while it is not closing:
+// Shutdown sets closing under that lock before it sets its own deadline (now), so
+// a reader that Shutdown woke, or that re-arms while Shutdown begins, never puts
+// the wake-up off.
+func (g *gconn) rearm() bool {
+	s := g.ss.s
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return false
+	}
+	expired, next := g.ss.idleCheck(time.Now())
+	if !expired {
+		g.nc.SetReadDeadline(next)
+	}
+	s.mu.Unlock()
+	if expired {
+		g.ss.idleClosed()
+	}
+	return !expired
 }
 
 func (g *gconn) read() {
@@ -107,9 +148,11 @@ func (g *gconn) write() {
 	var batch []answer
 	var out []byte
 	for {
+		g.sending.Store(true) // before take: the idle rule sees the answers in one hand or the other
 		batch = g.ss.take(batch[:0])
 		notify(g.room)
 		if len(batch) == 0 {
+			g.sending.Store(false)
 			// Once the reader has ended no admit of the session waits (Leave), so an
 			// empty outbox then is the end.
 			if g.ended() && g.ss.queued() == 0 {
@@ -125,6 +168,7 @@ func (g *gconn) write() {
 		if _, err := g.nc.Write(out); err != nil || quit {
 			return
 		}
+		g.ss.touch(time.Now()) // before sending is cleared (the loop's next turn)
 		if cap(out) > 64<<10 {
 			out = nil // a burst's buffer is not kept for an idle connection
 		}

@@ -18,6 +18,17 @@ import (
 // The package's tests run on the transport servertest picks: the event loop, or the
 // goroutines with SOUNDGATE_TEST_IO=goroutines (make test runs both).
 
+// eachTransport runs test as a subtest on the transport servertest picks and on the
+// goroutines (the same one with SOUNDGATE_TEST_IO=goroutines), for tests of what the
+// two transports each implement.
+func eachTransport(t *testing.T, test func(t *testing.T, goroutines bool)) {
+	for _, goroutines := range []bool{false, true} {
+		t.Run(map[bool]string{false: "default transport", true: "goroutines"}[goroutines], func(t *testing.T) {
+			test(t, goroutines)
+		})
+	}
+}
+
 func hello(token string) string {
 	return `{"jsonrpc":"2.0","id":0,"method":"hello","params":{"version":1,"token":"` + token + `"}}`
 }

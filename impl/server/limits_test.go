@@ -131,11 +131,7 @@ func TestPipeliningPeerIsPausedAndResumed(t *testing.T) {
 // server stays behind for it (no reader waiting for room), and the gate goes on
 // serving others.
 func TestPeerThatDoesNotReadIsDropped(t *testing.T) {
-	for _, goroutines := range []bool{false, true} {
-		t.Run(map[bool]string{false: "default transport", true: "goroutines"}[goroutines], func(t *testing.T) {
-			testPeerThatDoesNotReadIsDropped(t, goroutines)
-		})
-	}
+	eachTransport(t, testPeerThatDoesNotReadIsDropped)
 }
 
 func testPeerThatDoesNotReadIsDropped(t *testing.T, goroutines bool) {

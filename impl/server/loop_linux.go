@@ -41,7 +41,7 @@ type loop struct {
 	conns    map[int32]*lconn
 	ready    []*lconn // to flush this pass
 	events   []syscall.EpollEvent
-	deadline time.Time // the earliest hello or write deadline of a connection (zero: none)
+	deadline time.Time // the earliest hello, idle or write deadline of a connection (zero: none)
 }
 
 // lconn is a connection of the loop; all but kicked (lp.mu) belong to the loop goroutine.
@@ -126,6 +126,12 @@ func (lp *loop) add(ss *session, nc net.Conn) bool {
 	lc.backlogged = func() bool { return lp.backlogged(lc) }
 	ss.rd = proto.NewReader(&lc.src)
 	ss.kick = func() { lp.kick(lc) }
+	ss.sending = func() bool { return len(lc.pend) > 0 || lc.outOff < len(lc.out) }
+	ss.onHello = func() { // on the loop goroutine (feed): the idle rule's first look
+		if _, next := ss.idleCheck(time.Now()); !next.IsZero() {
+			lp.earliest(next)
+		}
+	}
 	lp.mu.Lock()
 	if lp.exited {
 		lp.mu.Unlock()
@@ -310,8 +316,10 @@ func (lp *loop) feed(lc *lconn) {
 	if lc.readDone || lc.paused {
 		return
 	}
+	now := time.Now()
+	lc.ss.touch(now)
 	if weakened.hello && lc.ss.cred == nil {
-		lc.helloBy = time.Now().Add(lp.s.cfg.Limits.HelloTimeout)
+		lc.helloBy = now.Add(lp.s.cfg.Limits.HelloTimeout)
 		lp.earliest(lc.helloBy)
 	}
 	switch lc.ss.feed(lc.backlogged) {
@@ -413,6 +421,9 @@ func (lp *loop) write(lc *lconn) {
 			return
 		}
 	}
+	if len(lc.out) > 0 {
+		lc.ss.touch(time.Now()) // answers written: activity, for the idle rule
+	}
 	if cap(lc.out) > 64<<10 {
 		lc.out = nil // a burst's buffer is not kept for an idle connection
 	}
@@ -435,18 +446,14 @@ func (lp *loop) write(lc *lconn) {
 	lp.interest(lc)
 }
 
-// expire closes connections past their deadlines: no hello within HelloTimeout, or
-// answers unread for WriteTimeout.
+// expire closes connections past their deadlines: no hello within HelloTimeout, an
+// agent's idle for IdleTimeout (the idle rule), or answers unread for WriteTimeout.
 func (lp *loop) expire() {
 	now := time.Now()
 	lp.deadline = time.Time{}
 	for _, lc := range lp.conns {
-		if lc.ss.cred == nil && !lc.readDone {
-			if !now.Before(lc.helloBy) {
-				lp.readerDone(lc)
-			} else {
-				lp.earliest(lc.helloBy)
-			}
+		if !lc.readDone {
+			lp.expireReading(lc, now)
 		}
 		if !lc.stalled.IsZero() {
 			if by := lc.stalled.Add(lp.s.cfg.Limits.WriteTimeout); !now.Before(by) {
@@ -455,6 +462,26 @@ func (lp *loop) expire() {
 				lp.earliest(by)
 			}
 		}
+	}
+}
+
+// expireReading stops reading lc, which is still read, if it has not said hello by
+// helloBy or the idle rule finds it expired; else it keeps its next deadline.
+func (lp *loop) expireReading(lc *lconn, now time.Time) {
+	next := lc.helloBy
+	if lc.ss.cred != nil {
+		var expired bool
+		if expired, next = lc.ss.idleCheck(now); expired {
+			lc.ss.idleClosed()
+			lp.readerDone(lc)
+			return
+		}
+	} else if !now.Before(next) {
+		lp.readerDone(lc)
+		return
+	}
+	if !next.IsZero() {
+		lp.earliest(next)
 	}
 }
 

@@ -47,7 +47,9 @@ func (r *refusals) add(log *slog.Logger, kind string, attrs ...any) {
 }
 
 // Refusals returns how many requests and connections the server refused, by the
-// protocol's error type (overloaded, shutting_down, unauthenticated, forbidden).
+// protocol's error type (overloaded, shutting_down, unauthenticated, forbidden,
+// quota), and how many agents' connections it closed for idleness (idle; no error
+// is sent for those: the connection is closed as a hello timeout closes it).
 func (s *Server) Refusals() map[string]uint64 {
 	s.refused.mu.Lock()
 	defer s.refused.mu.Unlock()

@@ -37,25 +37,32 @@ type session struct {
 	revoked atomic.Bool
 	// waiting counts its admits that wait at the node (of its token's quota).
 	waiting atomic.Int64
-	party   *node.Party // its admits that wait at the node
-	rd      *proto.Reader
-	dec     proto.Decoder
-	req     proto.Request
+	// active is when bytes were last read from it or answers written to it (Unix
+	// nanoseconds; touch): the idle rule's clock.
+	active atomic.Int64
+	party  *node.Party // its admits that wait at the node
+	rd     *proto.Reader
+	dec    proto.Decoder
+	req    proto.Request
 
 	// kick tells the transport that answers were queued (by push, from any
 	// goroutine); onHello that the hello succeeded; interrupt, if set, is how
-	// Shutdown stops the session's reading (abort: closes it now). Set by the
-	// transport before the session reads.
+	// Shutdown stops the session's reading (abort: closes it now); sending, if set,
+	// whether the transport holds answers it took and has not written yet (asked by
+	// the idle rule). Set by the transport before the session reads.
 	kick      func()
 	onHello   func()
 	interrupt func(abort bool)
+	sending   func() bool
 
 	mu     sync.Mutex
 	outbox []answer
 }
 
 func newSession(s *Server, remote string) *session {
-	return &session{s: s, remote: remote, party: s.node.Join()}
+	ss := &session{s: s, remote: remote, party: s.node.Join()}
+	ss.touch(time.Now())
+	return ss
 }
 
 // push queues an answer. It never blocks: the node calls it, through a waiting
@@ -156,9 +163,12 @@ func (ss *session) handle(req *proto.Request) (quit bool) {
 		}
 		ss.waiting.Add(1)
 		nreq.Done = func(a node.Answer) {
-			ss.waiting.Add(-1)
 			ss.s.releaseWaiters(cred, 1)
+			// Touched and queued before it stops counting as waiting: the idle
+			// rule never sees it idle in between (idleCheck).
+			ss.touch(time.Now())
 			ss.push(encodeAnswer(id, nreq.Cmd, a))
+			ss.waiting.Add(-1)
 		}
 	}
 	a := ss.s.node.Apply(nreq)

@@ -10,6 +10,7 @@ var weakened struct {
 	socket  bool // ListenUnix deletes whatever is at the path (no lock)
 	quota   bool // no cap on one token's waiting admits
 	hello   bool // each read before hello moves the hello deadline (event loop)
+	idle    bool // no connection is closed for idleness (idleCheck)
 }
 
 // lenientRoles, set in the adversary_weak_roles build, is its ParseRoles: unknown
