@@ -193,6 +193,74 @@ func trickleUntilClosed(sock string, step, patience time.Duration) bool {
 	}
 }
 
+// idleAgent: agents that say hello and then go silent must be closed once idle for
+// the idle window (300 ms here), within 3 s of their connect: an agent that went
+// away without closing would otherwise hold its share of the connections for ever.
+// An operator as silent, at the same time, must stay connected (the reserve is not
+// idle capacity).
+func idleAgent(ctx context.Context, e *env) outcome {
+	const agents, window, patience = 8, 300 * time.Millisecond, 3 * time.Second
+	var o outcome
+	p := start(ctx, e, &o, "--durability", "memory", "--listen", "", "--idle-timeout", window.String())
+	if p == nil {
+		return o
+	}
+	defer p.Kill()
+	type silence struct {
+		closed bool
+		err    error
+	}
+	silent := func(token string, out chan<- silence) {
+		closed, err := helloThenSilence(p.Unix, token, patience)
+		out <- silence{closed, err}
+	}
+	agentsDone, opDone := make(chan silence, agents), make(chan silence, 1)
+	go silent(servertest.OperatorToken, opDone)
+	for range agents {
+		o.probes++
+		go silent(servertest.AgentToken, agentsDone)
+	}
+	for range agents {
+		switch r := <-agentsDone; {
+		case r.err != nil:
+			o.notes = append(o.notes, "setup: "+r.err.Error())
+		case !r.closed:
+			o.escalation("an agent silent after its hello was still connected %v after its connect (idle timeout %v)", patience, window)
+		}
+	}
+	if r := <-opDone; r.err != nil || r.closed {
+		o.notes = append(o.notes, fmt.Sprintf("an operator silent after its hello was closed (%v) or refused (%v)", r.closed, r.err))
+	}
+	return o
+}
+
+// helloThenSilence connects, says hello with token and then sends nothing; it reports
+// whether the gate closed the connection within patience of the connect, or why the
+// hello was not answered.
+func helloThenSilence(sock, token string, patience time.Duration) (closed bool, err error) {
+	nc, err := net.Dial("unix", sock)
+	if err != nil {
+		return false, err
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(patience))
+	if _, err := fmt.Fprintf(nc, `{"jsonrpc":"2.0","id":0,"method":"hello","params":{"version":1,"token":%q}}`+"\n", token); err != nil {
+		return false, err
+	}
+	r := proto.NewReader(nc)
+	line, err := r.ReadLine()
+	if err != nil {
+		return false, fmt.Errorf("hello: %w", err)
+	}
+	if resp, err := proto.DecodeResponse(line); err != nil || resp.Error != nil {
+		return false, fmt.Errorf("hello refused: %s", line)
+	}
+	for err == nil {
+		_, err = r.ReadLine() // nothing is asked: only the close may come
+	}
+	return !errors.Is(err, os.ErrDeadlineExceeded), nil
+}
+
 // rolesMutations are roles files that must each stop the gate at start: every one
 // would widen a token's privilege or accept a guessable token.
 func rolesMutations() map[string]string {

@@ -37,6 +37,7 @@ var classes = []class{
 	{"takeover", "adversary_weak_socket", takeover},
 	{"display", "adversary_weak_display", display},
 	{"quota", "adversary_weak_quota", quota},
+	{"idle-agent", "adversary_weak_idle", idleAgent},
 }
 
 // outcome is what one class found.

@@ -1,0 +1,5 @@
+//go:build adversary_weak_idle
+
+package server
+
+func init() { weakened.idle = true }
