@@ -50,6 +50,7 @@ type benchOptions struct {
 	prefix, mixFlag, driver         string
 	mix                             benchMix
 	quiet, goroutines               bool
+	life                            lifecycleOptions
 }
 
 // benchLoop is one closed loop of the load (a connection, a worker, or the event loop
@@ -60,6 +61,9 @@ func benchMain(args []string) int {
 	o, code, ok := parseBenchFlags(args)
 	if !ok {
 		return code
+	}
+	if o.life.effects > 0 {
+		return lifecycleMain(o)
 	}
 	ctx := context.Background()
 	op, err := client.Dial(ctx, o.addr, o.operator)
@@ -125,6 +129,11 @@ func parseBenchFlags(args []string) (o benchOptions, code int, ok bool) {
 	fs.StringVar(&o.prefix, "run-prefix", "bench-"+strconv.FormatInt(time.Now().UnixNano(), 36), "prefix of the bench run ids")
 	fs.StringVar(&o.mixFlag, "mix", "new=100", "operation mix in percent: new (admit a new key), dup (re-admit: duplicate), gated (held, approved, admitted)")
 	fs.BoolVar(&o.quiet, "q", false, "no progress lines")
+	fs.Int64Var(&o.life.effects, "effects", 0, "lifecycle load: open new runs, admit and complete --effects-per-run new keys on each, until this many effects (0: the admission load)")
+	fs.Int64Var(&o.life.perRun, "effects-per-run", 10, "lifecycle load: effects of each run")
+	fs.IntVar(&o.life.gatePID, "gate-pid", 0, "lifecycle load: the gate's pid, to print its resident size with each sample")
+	fs.StringVar(&o.life.data, "data", "", "lifecycle load: the gate's data directory, to print its bytes with each sample")
+	fs.DurationVar(&o.life.sample, "sample", 10*time.Second, "lifecycle load: how often to print a sample")
 	fs.BoolVar(&o.goroutines, "raw-goroutines", false, "with --driver raw: a goroutine per connection instead of one event loop (Linux epoll, the default there)")
 	fs.StringVar(&o.driver, "driver", "", "how connections are driven: raw (the wire protocol, a window of pipelined requests per connection, like redis-benchmark) or client (the Go client library, a goroutine per request in flight); default raw, client for a mix with gated operations")
 	fs.Usage = func() {
@@ -146,6 +155,9 @@ func parseBenchFlags(args []string) (o benchOptions, code int, ok bool) {
 		if *t.value, err = client.Token(*t.value, t.file, t.env); err != nil {
 			return o, fail(exitUsage, "%v", err), false
 		}
+	}
+	if o.life.effects > 0 && (o.life.perRun < 1 || o.life.sample <= 0) {
+		return o, fail(exitUsage, "--effects-per-run must be at least 1 and --sample positive"), false
 	}
 	if o.mix, err = parseMix(o.mixFlag); err != nil {
 		return o, fail(exitUsage, "--mix: %v", err), false

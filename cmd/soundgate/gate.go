@@ -26,6 +26,7 @@ type gateOptions struct {
 	server              server.Limits
 	waitersMax          int
 	snapshotEvery       uint64
+	retention           time.Duration // a finished run unchanged this long is retired; 0: never
 	goroutines          bool
 	version             string
 	logger              *slog.Logger
@@ -100,7 +101,8 @@ func (g *gate) io() string {
 
 // openNode recovers the node from the log in o.data, or starts one in memory.
 func (g *gate) openNode() (*node.Node, error) {
-	cfg := node.Config{Limits: g.o.core, Logger: g.o.logger, WaitersMax: g.o.waitersMax, SnapshotEvery: g.o.snapshotEvery}
+	cfg := node.Config{Limits: g.o.core, Logger: g.o.logger, WaitersMax: g.o.waitersMax, SnapshotEvery: g.o.snapshotEvery,
+		Retention: g.o.retention}
 	if g.o.data == "" {
 		return node.New(cfg), nil
 	}

@@ -283,8 +283,25 @@ THEOREM StepIndInv == IndInv /\ [Next]_vars => IndInv'
            DEF Timeout, TypeOK, RunShape, EffectShape, Structure,
                NoOrphanHold, PendingExact, CurrentEpoch
 
+  <1>8. ASSUME NEW r \in Runs, Retire(r) PROVE IndInv'
+        \* r is Finished, so it is active or final: pending[r] = {} (final, by
+        \* RunShape; active, since every effect is absent, completed or rejected and
+        \* PendingExact). After the step r is retired at epoch 0 with every effect
+        \* absent, flags cleared, outcome "none": RunShape's retired conjunct and
+        \* EffectShape hold. The history is unchanged: before the step admits[r][k]
+        \* was 1 with admitCtx {GoodCtx} or 0 with {} (HistoryShape of a run that is
+        \* not retired), which is HistoryShape's retired case. Other runs keep theirs.
+        <2>1. runStatus[r] \in Final \/ runStatus[r] = "active"
+              BY <1>8 DEF Retire, Finished
+        <2>2. pending[r] = {}
+              BY <1>8, <2>1 DEF Retire, Finished, RunShape, PendingExact
+        <2> QED
+            BY <1>8, <2>1, <2>2
+               DEF Retire, Finished, TypeOK, RunShape, EffectShape, HistoryShape,
+                   Structure, NoOrphanHold, PendingExact, CurrentEpoch
+
   <1> QED
-      BY <1>0, <1>1, <1>2, <1>3, <1>4, <1>5, <1>6, <1>7 DEF Next
+      BY <1>0, <1>1, <1>2, <1>3, <1>4, <1>5, <1>6, <1>7, <1>8 DEF Next
 
 -----------------------------------------------------------------------------
 THEOREM SpecSafe == Spec => [](Safety /\ Structure)

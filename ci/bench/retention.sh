@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Retention: a durable gate that takes new runs for a long while keeps its resident
+# size and its data directory flat once finished runs start to retire. It starts
+# `soundgate serve` (durable, --retention RETENTION, --snapshot-every SNAPSHOT_EVERY)
+# and runs soundgate-bench's lifecycle load: new runs without end, EFFECTS_PER_RUN
+# new keys admitted and completed on each, until EFFECTS (default ten million over one
+# million runs). Every SAMPLE it prints the effects and runs so far, the gate's
+# resident size (VmRSS) and its data directory's bytes. The summary compares the last
+# sample with the first one taken after WARMUP (the first retention period and a
+# snapshot after it): the ratios are what "flat" means here, and the retired runs'
+# own cost (their ids) is printed beside them.
+#
+#   bash ci/bench/retention.sh
+#   EFFECTS=1000000 bash ci/bench/retention.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+EFFECTS=${EFFECTS:-10000000}
+EFFECTS_PER_RUN=${EFFECTS_PER_RUN:-10}
+RETENTION=${RETENTION:-10s}
+SNAPSHOT_EVERY=${SNAPSHOT_EVERY:-200000}
+SAMPLE=${SAMPLE:-10s}
+WARMUP=${WARMUP:-40} # seconds: the first sample at or after it is the reference
+CLIENTS=${CLIENTS:-8}
+PIPELINE=${PIPELINE:-16}
+BENCH_DIR=${BENCH_DIR:-$PWD/build/bench}
+GO=${GO:-go}
+die() { echo "retention bench: FAILED: $*" >&2; exit 1; }
+[ -r /proc/self/status ] || die "no /proc: the resident size cannot be read here"
+
+. ci/bench/lib.sh
+bench_workdir retention
+bench_setup
+
+sock="$work/gate.sock"
+"$work/soundgate" serve --roles "$work/roles.json" --data "$work/data" --listen "" --unix "$sock" \
+  --retention "$RETENTION" --snapshot-every "$SNAPSHOT_EVERY" >"$work/gate.log" 2>&1 &
+gate_pid=$!; pids+=("$gate_pid")
+await_listening "$work/gate.log" "$gate_pid" || { cat "$work/gate.log"; die "the gate did not start"; }
+
+"$work/soundgate-bench" --addr "unix:$sock" --token "$AGENT" --operator-token "$OPERATOR" \
+  --clients "$CLIENTS" --pipeline "$PIPELINE" --effects "$EFFECTS" --effects-per-run "$EFFECTS_PER_RUN" \
+  --gate-pid "$gate_pid" --data "$work/data" --sample "$SAMPLE" | tee "$work/samples.log" ||
+  { tail -n 20 "$work/gate.log" >&2; die "soundgate-bench failed"; }
+kill -0 "$gate_pid" 2>/dev/null || { cat "$work/gate.log"; die "the gate died"; }
+snaps=$(grep -c 'msg=snapshot' "$work/gate.log" || true)
+[ "$snaps" -gt 0 ] || die "the gate took no snapshot"
+
+awk -v warm="$WARMUP" -v snaps="$snaps" -v per="$EFFECTS_PER_RUN" '
+  function val(k,   i, kv) { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) return kv[2] } return "" }
+  /^lifecycle:/ {
+    t = val("t"); sub(/s$/, "", t)
+    if (ref == "" && t + 0 >= warm) { ref = t; rss0 = val("rss_kib"); data0 = val("data_bytes"); runs0 = val("runs") }
+    last = t; rss = val("rss_kib"); data = val("data_bytes"); runs = val("runs"); eff = val("effects")
+    if (rss + 0 > peak) peak = rss + 0
+  }
+  END {
+    if (ref == "" || last == ref) { print "retention bench: FAILED: the load ended before a sample after the warm-up"; exit 1 }
+    printf "retention bench: %d effects over %d runs (%d per run) in %ds, %d snapshots; from t=%ss to t=%ss: gate resident %.1f -> %.1f MiB (x%.2f, peak %.1f MiB), data dir %.1f -> %.1f MiB (x%.2f), while %d more runs came and went\n",
+      eff, runs, per, last, snaps, ref, last, rss0 / 1024, rss / 1024, rss / rss0, peak / 1024, data0 / 1048576, data / 1048576, data / data0, runs - runs0
+  }' "$work/samples.log"
