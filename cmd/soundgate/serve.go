@@ -46,7 +46,9 @@ func serveMain(args []string) int {
 	fs.StringVar(&o.data, "data", "soundgate-data", "directory of the write-ahead log")
 	durability := fs.String("durability", "log", "log: durable (write-ahead log, fsync before reply); memory: in-memory, for tests only")
 	fs.Uint64Var(&o.snapshotEvery, "snapshot-every", 100000, "log compaction: a snapshot waits for at least this many records, and for as many records as the last snapshot held runs and effects (0: never)")
-	fs.IntVar(&o.core.RunsMax, "max-runs", o.core.RunsMax, "runs the gate keeps, tombstones included")
+	fs.IntVar(&o.core.RunsMax, "max-runs", o.core.RunsMax, "runs the gate keeps, tombstones included, retired ones not")
+	fs.DurationVar(&o.retention, "retention", 24*time.Hour, "a finished run (cancelled, timed out, or nothing pending, held or admitted and not completed) that has not changed this long is retired: its id stays taken, its effects are forgotten, a replay of one is denied (0: never)")
+	fs.IntVar(&o.core.RetiredMax, "max-retired", o.core.RetiredMax, "retired runs the gate keeps the ids of (each costs its id's bytes and 4 more); once reached, finished runs are kept")
 	fs.IntVar(&o.core.KeysPerRunMax, "max-keys-per-run", o.core.KeysPerRunMax, "effects per run")
 	fs.IntVar(&o.core.PendingPerRunMax, "max-pending-per-run", o.core.PendingPerRunMax, "open approvals per run")
 	fs.IntVar(&o.core.ResultBytesMax, "max-result-bytes", o.core.ResultBytesMax, "bytes of a completed effect's result")
@@ -109,7 +111,8 @@ func (o *gateOptions) check() error {
 	}{{"max-runs", o.core.RunsMax}, {"max-keys-per-run", o.core.KeysPerRunMax}, {"max-pending-per-run", o.core.PendingPerRunMax},
 		{"max-result-bytes", o.core.ResultBytesMax}, {"max-connections", o.server.ConnectionsMax}, {"max-waiters", o.waitersMax},
 		{"max-connections-per-token", o.server.ConnectionsPerTokenMax},
-		{"max-admin-connections", o.server.AdminConnectionsMax}, {"max-waiters-per-token", o.server.WaitersPerTokenMax}} {
+		{"max-admin-connections", o.server.AdminConnectionsMax}, {"max-waiters-per-token", o.server.WaitersPerTokenMax},
+		{"max-retired", o.core.RetiredMax}} {
 		if f.v < 1 {
 			return fmt.Errorf("--%s must be at least 1", f.name)
 		}
@@ -122,6 +125,9 @@ func (o *gateOptions) check() error {
 	}
 	if o.listen == "" && o.unix == "" {
 		return fmt.Errorf("nothing to listen on: give --listen or --unix")
+	}
+	if o.retention < 0 {
+		return fmt.Errorf("--retention must not be negative (0: never retire)")
 	}
 	if o.server.HelloTimeout < time.Millisecond {
 		return fmt.Errorf("--hello-timeout must be at least 1ms")
