@@ -28,9 +28,45 @@ type Conn interface {
 // requests (stale_epoch) rather than quietly move it to the new epoch.
 type ClientAdmitter struct {
 	C Conn
+	// Redial, if set, makes a new connection when C was closed (the gate closes an
+	// agent's idle connection): the request is then asked once more on it, which is
+	// safe because every request of the admitter is idempotent (an admit by its key,
+	// a complete by its outcome, a status read). Nil: a closed C fails the request.
+	Redial func(ctx context.Context) (Conn, error)
+	// Closed reports whether an error means C is closed (client.ErrClosed).
+	Closed func(error) bool
 
 	mu     sync.Mutex
 	epochs map[core.RunID]uint64
+}
+
+// conn returns the connection to ask on.
+func (a *ClientAdmitter) conn() Conn {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.C
+}
+
+// retry asks f on the connection and, if the gate had closed it and Redial is set,
+// once more on a new one.
+func retry[T any](ctx context.Context, a *ClientAdmitter, f func(Conn) (T, error)) (T, error) {
+	c := a.conn()
+	v, err := f(c)
+	if err == nil || a.Redial == nil || a.Closed == nil || !a.Closed(err) {
+		return v, err
+	}
+	a.mu.Lock()
+	if a.C == c {
+		nc, rerr := a.Redial(ctx)
+		if rerr != nil {
+			a.mu.Unlock()
+			return v, fmt.Errorf("%w (redial: %v)", err, rerr)
+		}
+		a.C = nc
+	}
+	c = a.C
+	a.mu.Unlock()
+	return f(c)
 }
 
 // Epoch returns the epoch the admitter asks at for run r, learning it on first use.
@@ -40,9 +76,14 @@ func (a *ClientAdmitter) Epoch(ctx context.Context, r core.RunID) (uint64, error
 	if e, ok := a.epochs[r]; ok {
 		return e, nil
 	}
-	st, err := a.C.Status(ctx, string(r), "")
+	a.mu.Unlock()
+	st, err := retry(ctx, a, func(c Conn) (proto.StatusResult, error) { return c.Status(ctx, string(r), "") })
+	a.mu.Lock()
 	if err != nil {
 		return 0, err
+	}
+	if e, ok := a.epochs[r]; ok {
+		return e, nil
 	}
 	if a.epochs == nil {
 		a.epochs = map[core.RunID]uint64{}
@@ -58,7 +99,9 @@ func (a *ClientAdmitter) Admit(ctx context.Context, r core.RunID, k core.Key) (V
 	if err != nil {
 		return Verdict{}, fmt.Errorf("soundgate/egress: the epoch of run %s: %w", r, err)
 	}
-	res, err := a.C.AdmitWait(ctx, string(r), string(k), e, false, clientAskWait)
+	res, err := retry(ctx, a, func(c Conn) (proto.AdmitResult, error) {
+		return c.AdmitWait(ctx, string(r), string(k), e, false, clientAskWait)
+	})
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -67,6 +110,8 @@ func (a *ClientAdmitter) Admit(ctx context.Context, r core.RunID, k core.Key) (V
 
 // Complete implements Admitter.
 func (a *ClientAdmitter) Complete(ctx context.Context, r core.RunID, k core.Key, o core.Outcome, result string) error {
-	_, err := a.C.Complete(ctx, string(r), string(k), o, result)
+	_, err := retry(ctx, a, func(c Conn) (proto.CompleteResult, error) {
+		return c.Complete(ctx, string(r), string(k), o, result)
+	})
 	return err
 }
