@@ -4,7 +4,9 @@
 # `soundgate serve` (durable, --retention RETENTION, --snapshot-every SNAPSHOT_EVERY)
 # and runs soundgate-bench's lifecycle load: new runs without end, EFFECTS_PER_RUN
 # new keys admitted and completed on each, until EFFECTS (default ten million over one
-# million runs). Every SAMPLE it prints the effects and runs so far, the gate's
+# million runs) at RATE effects per second (default 12000: a steady rate keeps the set of
+# runs not yet retired steady, so that what grows is what does not retire). Every
+# SAMPLE it prints the effects and runs so far, the gate's
 # resident size (VmRSS) and its data directory's bytes. The summary compares the last
 # sample with the first one taken after WARMUP (the first retention period and a
 # snapshot after it): the ratios are what "flat" means here, and the retired runs'
@@ -21,6 +23,7 @@ RETENTION=${RETENTION:-10s}
 SNAPSHOT_EVERY=${SNAPSHOT_EVERY:-200000}
 SAMPLE=${SAMPLE:-10s}
 WARMUP=${WARMUP:-40} # seconds: the first sample at or after it is the reference
+RATE=${RATE:-12000}
 CLIENTS=${CLIENTS:-8}
 PIPELINE=${PIPELINE:-16}
 BENCH_DIR=${BENCH_DIR:-$PWD/build/bench}
@@ -40,11 +43,15 @@ await_listening "$work/gate.log" "$gate_pid" || { cat "$work/gate.log"; die "the
 
 "$work/soundgate-bench" --addr "unix:$sock" --token "$AGENT" --operator-token "$OPERATOR" \
   --clients "$CLIENTS" --pipeline "$PIPELINE" --effects "$EFFECTS" --effects-per-run "$EFFECTS_PER_RUN" \
-  --gate-pid "$gate_pid" --data "$work/data" --sample "$SAMPLE" | tee "$work/samples.log" ||
+  --rate "$RATE" --gate-pid "$gate_pid" --data "$work/data" --sample "$SAMPLE" | tee "$work/samples.log" ||
   { tail -n 20 "$work/gate.log" >&2; die "soundgate-bench failed"; }
 kill -0 "$gate_pid" 2>/dev/null || { cat "$work/gate.log"; die "the gate died"; }
 snaps=$(grep -c 'msg=snapshot' "$work/gate.log" || true)
 [ "$snaps" -gt 0 ] || die "the gate took no snapshot"
+# The snapshots' entries are the runs and effects not retired: steady if retirement
+# keeps up.
+grep 'msg=snapshot' "$work/gate.log" | sed -n 's/.* lsn=\([0-9]*\) bytes=\([0-9]*\) entries=\([0-9]*\).*/retention-bench: snapshot at record \1: \2 bytes, \3 runs and effects/p' |
+  awk 'NR % 10 == 1' | tail -n 12
 
 awk -v warm="$WARMUP" -v snaps="$snaps" -v per="$EFFECTS_PER_RUN" '
   function val(k,   i, kv) { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) return kv[2] } return "" }

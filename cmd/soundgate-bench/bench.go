@@ -131,6 +131,7 @@ func parseBenchFlags(args []string) (o benchOptions, code int, ok bool) {
 	fs.BoolVar(&o.quiet, "q", false, "no progress lines")
 	fs.Int64Var(&o.life.effects, "effects", 0, "lifecycle load: open new runs, admit and complete --effects-per-run new keys on each, until this many effects (0: the admission load)")
 	fs.Int64Var(&o.life.perRun, "effects-per-run", 10, "lifecycle load: effects of each run")
+	fs.Float64Var(&o.life.rate, "rate", 0, "lifecycle load: effects per second, spread over every worker (0: as fast as the gate answers)")
 	fs.IntVar(&o.life.gatePID, "gate-pid", 0, "lifecycle load: the gate's pid, to print its resident size with each sample")
 	fs.StringVar(&o.life.data, "data", "", "lifecycle load: the gate's data directory, to print its bytes with each sample")
 	fs.DurationVar(&o.life.sample, "sample", 10*time.Second, "lifecycle load: how often to print a sample")
@@ -156,8 +157,8 @@ func parseBenchFlags(args []string) (o benchOptions, code int, ok bool) {
 			return o, fail(exitUsage, "%v", err), false
 		}
 	}
-	if o.life.effects > 0 && (o.life.perRun < 1 || o.life.sample <= 0) {
-		return o, fail(exitUsage, "--effects-per-run must be at least 1 and --sample positive"), false
+	if o.life.effects > 0 && (o.life.perRun < 1 || o.life.sample <= 0 || o.life.rate < 0) {
+		return o, fail(exitUsage, "--effects-per-run must be at least 1, --sample positive and --rate not negative"), false
 	}
 	if o.mix, err = parseMix(o.mixFlag); err != nil {
 		return o, fail(exitUsage, "--mix: %v", err), false

@@ -19,9 +19,33 @@ import (
 // come and go, as an agent fleet's do, for the retention benchmark.
 type lifecycleOptions struct {
 	effects, perRun int64
+	rate            float64 // effects per second; 0: as fast as the gate answers
 	gatePID         int
 	data            string
 	sample          time.Duration
+}
+
+// pacer spaces the effects of every worker at a steady rate: each takes the next
+// slot, and waits for it.
+type pacer struct {
+	mu    sync.Mutex
+	next  time.Time
+	every time.Duration
+}
+
+func (p *pacer) wait() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	now := time.Now()
+	if p.next.Before(now) {
+		p.next = now
+	}
+	at := p.next
+	p.next = p.next.Add(p.every)
+	p.mu.Unlock()
+	time.Sleep(time.Until(at))
 }
 
 // lifecycleMain opens new runs without end, admits and completes perRun new keys on
@@ -51,6 +75,10 @@ func lifecycleMain(o benchOptions) int {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	start := time.Now()
+	var pace *pacer
+	if o.life.rate > 0 {
+		pace = &pacer{every: time.Duration(float64(time.Second) / o.life.rate)}
+	}
 	for w := range o.clients * o.depth {
 		wg.Add(1)
 		go func() {
@@ -58,7 +86,7 @@ func lifecycleMain(o benchOptions) int {
 			ag := conns[w%len(conns)]
 			for i := 0; effects.Load() < o.life.effects; i++ {
 				run := fmt.Sprintf("%s-%d-%d", o.prefix, w, i)
-				if err := lifecycleRun(ctx, op, ag, run, o.life.perRun, &effects); err != nil {
+				if err := lifecycleRun(ctx, op, ag, run, o.life.perRun, &effects, pace); err != nil {
 					firstErr.CompareAndSwap(nil, err)
 					return
 				}
@@ -84,12 +112,13 @@ func lifecycleMain(o benchOptions) int {
 }
 
 // lifecycleRun opens run, then admits and completes perRun new keys on it.
-func lifecycleRun(ctx context.Context, op, ag *client.Client, run string, perRun int64, effects *atomic.Int64) error {
+func lifecycleRun(ctx context.Context, op, ag *client.Client, run string, perRun int64, effects *atomic.Int64, pace *pacer) error {
 	r, err := op.Open(ctx, run, 0)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", run, err)
 	}
 	for k := range perRun {
+		pace.wait()
 		key := strconv.FormatInt(k, 10)
 		a, err := ag.Admit(ctx, run, key, r.Epoch, client.AdmitOptions{})
 		if err != nil || a.Answer != core.AnswerAdmit {

@@ -102,9 +102,12 @@ func appendSnapshotHeader(buf []byte, runs int, retired []*retiredBlock) []byte 
 	buf = binary.AppendUvarint(buf, uint64(n))
 	at := make([]int, len(retired))
 	for ; n > 0; n-- {
-		best := -1
-		for i, b := range retired {
-			if at[i] < b.len() && (best < 0 || b.at(at[i]) < retired[best].at(at[best])) {
+		best := 0
+		for at[best] == retired[best].len() {
+			best++
+		}
+		for i := best + 1; i < len(retired); i++ {
+			if at[i] < retired[i].len() && retired[i].at(at[i]) < retired[best].at(at[best]) {
 				best = i
 			}
 		}
@@ -235,16 +238,16 @@ func (g *Gate) UnmarshalBinary(b []byte) error {
 		}
 		return 1
 	})
-	retired.seal()
 	g.runs, g.order, g.deadlines, g.retired = runs, order, deadlines, retired
 	return nil
 }
 
 // readRetired reads the sorted retired ids of a snapshot into s; false if they are
-// malformed, unsorted or repeated.
+// unsorted, repeated or empty, or more than the snapshot's bytes (a malformed one is
+// the decoder's sticky error).
 func (d *decoder) readRetired(s *retiredSet, limit int) bool {
 	m := d.uvarint()
-	if d.err || m > uint64(limit) {
+	if m > uint64(limit) {
 		return false
 	}
 	ids := make([]RunID, 0, m)
@@ -255,12 +258,7 @@ func (d *decoder) readRetired(s *retiredSet, limit int) bool {
 		}
 		ids = append(ids, id)
 	}
-	if d.err {
-		return false
-	}
-	if len(ids) > 0 {
-		s.blocks, s.n = []*retiredBlock{packBlock(ids)}, len(ids)
-	}
+	s.blocks, s.n = []*retiredBlock{packBlock(ids)}, len(ids)
 	return true
 }
 

@@ -525,9 +525,7 @@ func (g *Gate) retire(r RunID) (RunView, bool, error) {
 	if g.retired.len() >= g.limits.RetiredMax {
 		return RunView{}, false, ErrTooManyRetired
 	}
-	for k := range run.effects {
-		run.save(k) // a cut that has not taken run copies it as it was
-	}
+	// run itself is left as it was: a cut that has not taken it copies it from there
 	delete(g.runs, r)
 	g.retired.add(r)
 	g.unlink(run)
@@ -545,7 +543,6 @@ func (g *Gate) unlink(run *Run) {
 	g.order[run.index], last.index = last, run.index
 	g.order[len(g.order)-1] = nil
 	g.order = g.order[:len(g.order)-1]
-	run.index = -1
 }
 
 // Finished reports whether run r is known and finished: what Retire takes.

@@ -64,6 +64,7 @@ func TestRetireTakesOnlyAFinishedRun(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := runWith(t, tc.steps)
+			require.Equal(t, tc.finished, g.Finished("r"))
 			before := must(g.MarshalBinary())
 			v, changed, err := retire(g, "r")
 			if !tc.finished {
@@ -78,11 +79,13 @@ func TestRetireTakesOnlyAFinishedRun(t *testing.T) {
 			require.Equal(t, 0, g.Len())
 			runs, _ := g.Retired()
 			require.Equal(t, 1, runs)
+			require.False(t, g.Finished("r"), "a retired run is not finished: it is gone")
 			require.NoError(t, g.CheckInvariants())
 		})
 	}
 	_, _, err := retire(core.New(core.DefaultLimits()), "never")
 	require.ErrorIs(t, err, core.ErrUnknownRun)
+	require.False(t, core.New(core.DefaultLimits()).Finished("never"))
 }
 
 // TestARetiredRunAnswers: every action on a retired run, as the spec answers it:
@@ -167,7 +170,7 @@ func TestRetiredIdsSurviveASnapshot(t *testing.T) {
 	require.Equal(t, snapA, must(c.MarshalBinary()))
 	runs, bytes := c.Retired()
 	require.Equal(t, len(ids), runs)
-	require.Less(t, bytes, len(ids)*(len(ids[0])+8), "a retired id costs more than its bytes and an offset")
+	require.Equal(t, len(ids)*(len(ids[0])+4)+4, bytes, "a restored set is one block: each id's bytes and offset, and one more offset")
 	for _, id := range []core.RunID{ids[0], ids[len(ids)/2], ids[len(ids)-1]} {
 		_, err := open(c, id, 0)
 		require.ErrorIs(t, err, core.ErrRunRetired, "%s", id)
@@ -228,6 +231,7 @@ func TestRetiredMaxIsALimit(t *testing.T) {
 	g := core.New(l)
 	retireAll(t, g, []core.RunID{"a", "b"})
 	must(open(g, "c", 0))
+	require.NoError(t, g.CheckInvariants(), "RetiredMax retired runs are within the limit")
 	_, _, err := retire(g, "c")
 	require.ErrorIs(t, err, core.ErrTooManyRetired)
 	v, _, err := g.Status("c", "")
@@ -257,4 +261,21 @@ func TestCutKeepsTheRetiredIdsOfItsBeginning(t *testing.T) {
 	cut.End()
 	require.Equal(t, want, buf)
 	require.NoError(t, g.CheckInvariants())
+}
+
+// TestRetiredMaxDefault is what docs/server.md documents for serve --max-retired.
+func TestRetiredMaxDefault(t *testing.T) {
+	require.Equal(t, 67108864, core.DefaultLimits().RetiredMax)
+}
+
+// TestSnapshotVersion1IsRead: a snapshot written before retirement (version 1, no
+// retired ids) is still read, as the same state.
+func TestSnapshotVersion1IsRead(t *testing.T) {
+	g := runWith(t, func(g *core.Gate) { must(admit(g, "r", "k", 1, true, 0)) })
+	v2 := must(g.MarshalBinary())
+	require.Equal(t, []byte{2, 1, 0}, v2[:3], "version 2, one run, no retired id")
+	v1 := append([]byte{1, 1}, v2[3:]...)
+	h := core.New(core.DefaultLimits())
+	require.NoError(t, h.UnmarshalBinary(v1))
+	require.Equal(t, v2, must(h.MarshalBinary()))
 }

@@ -121,14 +121,18 @@ func (s *retiredSet) frozen() []*retiredBlock {
 	return slices.Clone(s.blocks) // a merge writes into s.blocks
 }
 
-// bytes returns the bytes the set's blocks hold, for Gate.Footprint.
+// retiredEntryBytes is what an id waiting in the map costs beyond its bytes, roughly.
+const retiredEntryBytes = 48
+
+// bytes returns the bytes the set holds: each block's ids and offsets, and each id
+// in the map with its entry's share.
 func (s *retiredSet) bytes() int {
 	n := 0
 	for _, b := range s.blocks {
 		n += len(b.data) + 4*len(b.offs)
 	}
 	for id := range s.recent {
-		n += len(id) + 48 // a map entry's share, roughly
+		n += len(id) + retiredEntryBytes
 	}
 	return n
 }
