@@ -90,12 +90,13 @@ type Node struct {
 	rec      []byte // scratch for encoding log records
 	waiters  map[core.RunID][]*waiter
 	nWaiters int
-	wakes    []core.RunID // runs whose waiting admits are to be asked again
-	timer    *time.Timer  // the deadline timer (nil: none armed)
-	timerGen uint64       // its generation: a stale timer does nothing
-	timerAt  core.Time    // the deadline it was armed for
-	snap     *snapshotter // nil: no snapshots
-	ret      *retirer     // nil: runs are never retired
+	wakes    []core.RunID     // runs whose waiting admits are to be asked again
+	timer    *time.Timer      // the deadline timer (nil: none armed)
+	timerGen uint64           // its generation: a stale timer does nothing
+	timerAt  core.Time        // the deadline it was armed for
+	snap     *snapshotter     // nil: no snapshots
+	ret      *retirer         // nil: runs are never retired
+	onRetire func(core.RunID) // OnRetire's: told of each retirement, under mu
 }
 
 // New returns a node over an empty gate. cfg.Log, if any, must hold no records (use
@@ -233,6 +234,9 @@ func (n *Node) applyLocked(c core.Command) (core.Reply, error) {
 	if rep.Persist && c.Op != core.OpRetire {
 		n.noteLocked(c.Run)
 	}
+	if rep.Persist && c.Op == core.OpRetire && n.onRetire != nil {
+		n.onRetire(c.Run)
+	}
 	if c.Op == core.OpOpen && rep.Open.Created && c.Deadline > 0 {
 		n.armLocked()
 	}
@@ -253,6 +257,17 @@ func (n *Node) appendLocked(c core.Command) error {
 	}
 	n.lastLSN = lsn
 	return nil
+}
+
+// OnRetire sets f to be told of each run the node retires, once its Retire is
+// appended to the log, so that what is kept per run elsewhere (the server's quotas)
+// can go with it. f is called with the node's lock held: it must not block nor call
+// the node. It replaces an earlier f; nil: none. The retirements a recovery replays
+// are not told.
+func (n *Node) OnRetire(f func(core.RunID)) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.onRetire = f
 }
 
 // Durable returns once the log holds every record up to lsn: an answer whose After

@@ -108,3 +108,23 @@ func TestNoRetentionNoRetirement(t *testing.T) {
 	require.Equal(t, 0, n.RetireDue())
 	require.Equal(t, core.RunCancelled, statusOf(t, n, "r"))
 }
+
+// TestOnRetire: the node tells OnRetire's function of each run it retires, once,
+// and of no other.
+func TestOnRetire(t *testing.T) {
+	var now atomic.Int64
+	n := node.New(retainingConfig(&now, &memLog{}))
+	defer n.Close()
+	var told []core.RunID
+	n.OnRetire(func(r core.RunID) { told = append(told, r) })
+	apply(t, n, core.Command{Op: core.OpOpen, Run: "kept"})
+	apply(t, n, cmd(core.OpAdmit, "kept", "k"))
+	for _, r := range []core.RunID{"a", "b"} {
+		apply(t, n, core.Command{Op: core.OpOpen, Run: r})
+		apply(t, n, core.Command{Op: core.OpCancel, Run: r})
+	}
+	now.Store(int64(retention / time.Millisecond))
+	require.Equal(t, 2, n.RetireDue())
+	require.Equal(t, 0, n.RetireDue())
+	require.ElementsMatch(t, []core.RunID{"a", "b"}, told)
+}
