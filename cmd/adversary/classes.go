@@ -465,10 +465,11 @@ func printable(s string) bool {
 }
 
 // quota: one agent asks for every wait the gate has; another agent must still get
-// one.
+// one. Then one token takes runs and another result bytes until refused (quotaShares).
 func quota(ctx context.Context, e *env) outcome {
 	var o outcome
-	p := start(ctx, e, &o, "--durability", "memory", "--listen", "", "--max-waiters", "64", "--max-waiters-per-token", "16")
+	p := start(ctx, e, &o, "--durability", "memory", "--listen", "", "--max-waiters", "64", "--max-waiters-per-token", "16",
+		"--max-runs", "64", "--max-runs-per-token", "16", "--max-result-bytes-per-token", "4096")
 	if p == nil {
 		return o
 	}
@@ -511,5 +512,37 @@ func quota(ctx context.Context, e *env) outcome {
 		}
 	case <-time.After(500 * time.Millisecond): // it waits, as it should
 	}
+	quotaShares(ctx, op, agent, &o)
 	return o
+}
+
+// quotaShares: the operator token opens runs of the 64 all tokens share, and an agent
+// records results of 1 KiB, each until refused; neither may pass its quota.
+func quotaShares(ctx context.Context, op, agent *client.Client, o *outcome) {
+	runs := 2 // quota's r1 and team-a-1
+	for i := range 64 {
+		o.probes++
+		if _, err := op.Open(ctx, fmt.Sprint("q-", i), 0); err != nil {
+			break
+		}
+		runs++
+	}
+	if runs > 16 {
+		o.escalation("one operator token opened %d runs of the gate's 64, past its quota of 16", runs)
+	}
+	recorded := 0
+	for i := range 16 {
+		o.probes++
+		key := fmt.Sprint("result-", i)
+		if _, err := agent.Admit(ctx, "q-0", key, 1, client.AdmitOptions{}); err != nil {
+			break
+		}
+		if _, err := agent.Complete(ctx, "q-0", key, core.OutcomeOK, strings.Repeat("x", 1024)); err != nil {
+			break
+		}
+		recorded += 1024
+	}
+	if recorded > 4096 {
+		o.escalation("one agent recorded %d bytes of results, past its quota of 4096", recorded)
+	}
 }

@@ -46,20 +46,7 @@ func serveMain(args []string) int {
 	fs.StringVar(&o.data, "data", "soundgate-data", "directory of the write-ahead log")
 	durability := fs.String("durability", "log", "log: durable (write-ahead log, fsync before reply); memory: in-memory, for tests only")
 	fs.Uint64Var(&o.snapshotEvery, "snapshot-every", 100000, "log compaction: a snapshot waits for at least this many records, and for as many records as the last snapshot held runs and effects (0: never)")
-	fs.IntVar(&o.core.RunsMax, "max-runs", o.core.RunsMax, "runs the gate keeps, tombstones included, retired ones not")
-	fs.DurationVar(&o.retention, "retention", 24*time.Hour, "a finished run (cancelled, timed out, or nothing pending, held or admitted and not completed) that has not changed this long is retired: its id stays taken, its effects are forgotten, a replay of one is denied (0: never)")
-	fs.IntVar(&o.core.RetiredMax, "max-retired", o.core.RetiredMax, "retired runs the gate keeps the ids of (each costs its id's bytes and 4 more); once reached, finished runs are kept")
-	fs.IntVar(&o.core.KeysPerRunMax, "max-keys-per-run", o.core.KeysPerRunMax, "effects per run")
-	fs.IntVar(&o.core.PendingPerRunMax, "max-pending-per-run", o.core.PendingPerRunMax, "open approvals per run")
-	fs.IntVar(&o.core.ResultBytesMax, "max-result-bytes", o.core.ResultBytesMax, "bytes of a completed effect's result")
-	fs.IntVar(&o.server.ConnectionsMax, "max-connections", o.server.ConnectionsMax, "open connections of --listen and --unix together")
-	fs.IntVar(&o.server.ReservedConnections, "reserved-connections", 0, "of --max-connections, those agents may not take, kept for approvers and operators (0: a sixty-fourth of --max-connections, at most 64)")
-	fs.IntVar(&o.server.ConnectionsPerTokenMax, "max-connections-per-token", o.server.ConnectionsPerTokenMax, "open connections of one token")
-	fs.IntVar(&o.server.AdminConnectionsMax, "max-admin-connections", o.server.AdminConnectionsMax, "open connections of --admin-unix")
-	fs.DurationVar(&o.server.HelloTimeout, "hello-timeout", o.server.HelloTimeout, "a connection that has not said hello this long after it was accepted is closed")
-	fs.DurationVar(&o.server.IdleTimeout, "idle-timeout", o.server.IdleTimeout, "an agent's connection with no admit waiting and no answer due, that has sent and been sent nothing this long, is closed; approvers' and operators' never are (0: the default)")
-	fs.IntVar(&o.waitersMax, "max-waiters", o.waitersMax, "admits waiting for a decision, across connections")
-	fs.IntVar(&o.server.WaitersPerTokenMax, "max-waiters-per-token", o.server.WaitersPerTokenMax, "admits of one token waiting for a decision (one more is refused with quota)")
+	o.limitFlags(fs)
 	ioModel := fs.String("io", "loop", "loop: one event loop serves every connection (Linux epoll; elsewhere goroutines); goroutines: a reader and a writer goroutine per connection")
 	verbose := fs.Bool("v", false, "log every connection-level event")
 	if err := fs.Parse(args); err != nil {
@@ -103,6 +90,26 @@ func serveMain(args []string) int {
 	return g.serveUntil(sig)
 }
 
+// limitFlags defines the flags of the gate's limits and quotas, and of retention.
+func (o *gateOptions) limitFlags(fs *flag.FlagSet) {
+	fs.IntVar(&o.core.RunsMax, "max-runs", o.core.RunsMax, "runs the gate keeps, tombstones included, retired ones not")
+	fs.DurationVar(&o.retention, "retention", 24*time.Hour, "a finished run (cancelled, timed out, or nothing pending, held or admitted and not completed) that has not changed this long is retired: its id stays taken, its effects are forgotten, a replay of one is denied (0: never)")
+	fs.IntVar(&o.core.RetiredMax, "max-retired", o.core.RetiredMax, "retired runs the gate keeps the ids of (each costs its id's bytes and 4 more); once reached, finished runs are kept")
+	fs.IntVar(&o.core.KeysPerRunMax, "max-keys-per-run", o.core.KeysPerRunMax, "effects per run")
+	fs.IntVar(&o.core.PendingPerRunMax, "max-pending-per-run", o.core.PendingPerRunMax, "open approvals per run")
+	fs.IntVar(&o.core.ResultBytesMax, "max-result-bytes", o.core.ResultBytesMax, "bytes of a completed effect's result")
+	fs.IntVar(&o.server.ConnectionsMax, "max-connections", o.server.ConnectionsMax, "open connections of --listen and --unix together")
+	fs.IntVar(&o.server.ReservedConnections, "reserved-connections", 0, "of --max-connections, those agents may not take, kept for approvers and operators (0: a sixty-fourth of --max-connections, at most 64)")
+	fs.IntVar(&o.server.ConnectionsPerTokenMax, "max-connections-per-token", o.server.ConnectionsPerTokenMax, "open connections of one token")
+	fs.IntVar(&o.server.AdminConnectionsMax, "max-admin-connections", o.server.AdminConnectionsMax, "open connections of --admin-unix")
+	fs.DurationVar(&o.server.HelloTimeout, "hello-timeout", o.server.HelloTimeout, "a connection that has not said hello this long after it was accepted is closed")
+	fs.DurationVar(&o.server.IdleTimeout, "idle-timeout", o.server.IdleTimeout, "an agent's connection with no admit waiting and no answer due, that has sent and been sent nothing this long, is closed; approvers' and operators' never are (0: the default)")
+	fs.IntVar(&o.waitersMax, "max-waiters", o.waitersMax, "admits waiting for a decision, across connections")
+	fs.IntVar(&o.server.WaitersPerTokenMax, "max-waiters-per-token", o.server.WaitersPerTokenMax, "admits of one token waiting for a decision (one more is refused with quota)")
+	fs.IntVar(&o.server.RunsPerTokenMax, "max-runs-per-token", o.server.RunsPerTokenMax, "runs one token opened that are not retired yet (one more open is refused with quota; counted from the gate's start)")
+	fs.IntVar(&o.server.ResultBytesPerTokenMax, "max-result-bytes-per-token", o.server.ResultBytesPerTokenMax, "bytes of results one token recorded in runs not retired yet (a complete that would pass it is refused with quota; counted from the gate's start)")
+}
+
 // check refuses limits that cannot work, before anything starts.
 func (o *gateOptions) check() error {
 	for _, f := range []struct {
@@ -112,6 +119,7 @@ func (o *gateOptions) check() error {
 		{"max-result-bytes", o.core.ResultBytesMax}, {"max-connections", o.server.ConnectionsMax}, {"max-waiters", o.waitersMax},
 		{"max-connections-per-token", o.server.ConnectionsPerTokenMax},
 		{"max-admin-connections", o.server.AdminConnectionsMax}, {"max-waiters-per-token", o.server.WaitersPerTokenMax},
+		{"max-runs-per-token", o.server.RunsPerTokenMax}, {"max-result-bytes-per-token", o.server.ResultBytesPerTokenMax},
 		{"max-retired", o.core.RetiredMax}} {
 		if f.v < 1 {
 			return fmt.Errorf("--%s must be at least 1", f.name)

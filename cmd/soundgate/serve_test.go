@@ -170,3 +170,44 @@ func TestServeIdleTimeout(t *testing.T) {
 	_, err = io.ReadAll(op)
 	require.ErrorIs(t, err, os.ErrDeadlineExceeded, "the operator's connection was closed")
 }
+
+// TestServeQuotaFlags: --max-runs-per-token and --max-result-bytes-per-token reach
+// the server (one more is refused with quota), and a value under 1 is a usage error
+// that names the flag.
+func TestServeQuotaFlags(t *testing.T) {
+	_, bin, roles, sock := gateFixture(t)
+	for _, flag := range []string{"--max-runs-per-token", "--max-result-bytes-per-token"} {
+		p := serve(t, bin, "", "--roles", roles, "--durability", "memory", "--listen", "", "--unix", sock, flag, "0")
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s 0: the gate started", flag)
+		}
+		require.Equal(t, exitUsage, p.cmd.ProcessState.ExitCode(), "%s 0:\n%s", flag, p.logs.String())
+		require.Contains(t, p.logs.String(), flag+" must be at least 1")
+	}
+	serve(t, bin, sock, "--roles", roles, "--durability", "memory", "--listen", "", "--unix", sock,
+		"--max-runs-per-token", "1", "--max-result-bytes-per-token", "4")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var op *client.Client
+	require.Eventually(t, func() bool { // the socket's file exists a moment before it listens
+		c, err := client.Dial(ctx, "unix:"+sock, servertest.OperatorToken)
+		op = c
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+	defer op.Close()
+	agent, err := client.Dial(ctx, "unix:"+sock, servertest.AgentToken)
+	require.NoError(t, err)
+	defer agent.Close()
+	_, err = op.Open(ctx, "r1", 0)
+	require.NoError(t, err)
+	_, err = op.Open(ctx, "r2", 0)
+	require.ErrorIs(t, err, proto.ErrQuota)
+	_, err = agent.Admit(ctx, "r1", "k", 1, client.AdmitOptions{})
+	require.NoError(t, err)
+	_, err = agent.Complete(ctx, "r1", "k", core.OutcomeOK, "12345")
+	require.ErrorIs(t, err, proto.ErrQuota)
+	_, err = agent.Complete(ctx, "r1", "k", core.OutcomeOK, "1234")
+	require.NoError(t, err)
+}

@@ -30,6 +30,14 @@ type Limits struct {
 	// once; one more is refused with quota, so that one agent cannot take the
 	// waits all agents share (node.Config.WaitersMax).
 	WaitersPerTokenMax int
+	// RunsPerTokenMax is how many runs one token may have opened that are not
+	// retired yet; one more open is refused with quota, so that one operator cannot
+	// take the runs all share (core.Limits.RunsMax). Counted from the gate's start.
+	RunsPerTokenMax int
+	// ResultBytesPerTokenMax is how many bytes of results one token may have
+	// recorded in runs that are not retired yet; a complete that would pass it is
+	// refused with quota. Counted from the gate's start.
+	ResultBytesPerTokenMax int
 	// AdminConnectionsMax is how many connections the listeners ServeAdmin serves
 	// hold together, apart from ConnectionsMax.
 	AdminConnectionsMax int
@@ -39,7 +47,7 @@ type Limits struct {
 func DefaultLimits() Limits {
 	return Limits{ConnectionsMax: 4096, WriteQueueMax: 1024, WriteTimeout: 10 * time.Second,
 		HelloTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute, ReservedConnections: 64, ConnectionsPerTokenMax: 1024, AdminConnectionsMax: 64,
-		WaitersPerTokenMax: 16384}
+		WaitersPerTokenMax: 16384, RunsPerTokenMax: 65536, ResultBytesPerTokenMax: 256 << 20}
 }
 
 // ErrLimits: limits that cannot work together.
@@ -57,6 +65,8 @@ func (l Limits) withDefaults() Limits {
 	orDefault(&l.ReservedConnections, min(d.ReservedConnections, l.ConnectionsMax/64))
 	orDefault(&l.ConnectionsPerTokenMax, d.ConnectionsPerTokenMax)
 	orDefault(&l.WaitersPerTokenMax, d.WaitersPerTokenMax)
+	orDefault(&l.RunsPerTokenMax, d.RunsPerTokenMax)
+	orDefault(&l.ResultBytesPerTokenMax, d.ResultBytesPerTokenMax)
 	orDefault(&l.AdminConnectionsMax, d.AdminConnectionsMax)
 	return l
 }

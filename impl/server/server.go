@@ -51,6 +51,8 @@ type Server struct {
 
 	waitersMu sync.Mutex                // guards waits only: Done calls in under the node's lock
 	waiters   map[[sha256.Size]byte]int // admits waiting at the node, by token
+
+	usage *usage // each token's runs and result bytes (quota.go)
 }
 
 // Errors of New.
@@ -75,7 +77,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, node: cfg.Node, log: cfg.Logger, doneC: make(chan struct{}),
 		listeners: map[net.Listener]struct{}{}, sessions: map[*session]struct{}{}, perToken: map[[sha256.Size]byte]int{}, roles: cfg.Roles,
-		waiters: map[[sha256.Size]byte]int{}}
+		waiters: map[[sha256.Size]byte]int{}, usage: newUsage()}
+	cfg.Node.OnRetire(s.usage.retired)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

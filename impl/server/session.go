@@ -155,31 +155,55 @@ func (ss *session) handle(req *proto.Request) (quit bool) {
 	if !ok {
 		return fail(proto.ErrUnknownMethod, false)
 	}
-	id, cred := req.ID, ss.cred
-	if nreq.Wait > 0 {
-		if err := ss.s.reserveWaiter(cred); err != nil {
-			ss.s.refused.add(ss.s.log, proto.ErrQuota.Type, "remote", ss.remote, "token_name", cred.Name, "why", err.Error())
-			return fail(err, false)
-		}
-		ss.waiting.Add(1)
-		nreq.Done = func(a node.Answer) {
-			ss.s.releaseWaiters(cred, 1)
-			// Touched and queued before it stops counting as waiting: the idle
-			// rule never sees it idle in between (idleCheck).
-			ss.touch(time.Now())
-			ss.push(encodeAnswer(id, nreq.Cmd, a))
-			ss.waiting.Add(-1)
-		}
+	cred := ss.cred
+	counted, err := ss.reserve(req.ID, &nreq)
+	if err != nil {
+		ss.s.refused.add(ss.s.log, proto.ErrQuota.Type, "remote", ss.remote, "token_name", cred.Name, "why", err.Error())
+		return fail(err, false)
 	}
 	a := ss.s.node.Apply(nreq)
+	if counted {
+		ss.s.usage.settle(cred, &nreq.Cmd, a)
+	}
 	if !a.Parked {
 		if nreq.Wait > 0 {
 			ss.waiting.Add(-1)
 			ss.s.releaseWaiters(cred, 1)
 		}
-		ss.push(encodeAnswer(id, nreq.Cmd, a))
+		ss.push(encodeAnswer(req.ID, nreq.Cmd, a))
 	}
 	return false
+}
+
+// reserve counts what nreq takes of the quotas of the session's token before the
+// node applies it (a wait, a run, result bytes), or refuses it (quota) and counts
+// nothing. counted: usage counted a run or result bytes, which usage.settle keeps or
+// gives back once the node answered; a wait's Done gives its place back.
+func (ss *session) reserve(id proto.ID, nreq *node.Request) (counted bool, _ error) {
+	cred := ss.cred
+	switch err := ss.s.usage.reserve(cred, &nreq.Cmd, ss.s.cfg.Limits); {
+	case err == nil:
+		counted = usageCounts(&nreq.Cmd)
+	case !ss.s.recordsNothing(&nreq.Cmd):
+		return false, err
+	}
+	if nreq.Wait <= 0 {
+		return counted, nil
+	}
+	if err := ss.s.reserveWaiter(cred); err != nil {
+		return false, err // an admit: usage counted nothing
+	}
+	ss.waiting.Add(1)
+	cmd := nreq.Cmd
+	nreq.Done = func(a node.Answer) {
+		ss.s.releaseWaiters(cred, 1)
+		// Touched and queued before it stops counting as waiting: the idle
+		// rule never sees it idle in between (idleCheck).
+		ss.touch(time.Now())
+		ss.push(encodeAnswer(id, cmd, a))
+		ss.waiting.Add(-1)
+	}
+	return counted, nil
 }
 
 func (ss *session) hello(req *proto.Request, fail func(error, bool) bool) bool {

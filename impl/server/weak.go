@@ -8,7 +8,7 @@ var weakened struct {
 	reserve bool // agents may take every connection; no cap per token
 	admin   bool // ServeAdmin serves as Serve: the shared pool, agents too
 	socket  bool // ListenUnix deletes whatever is at the path (no lock)
-	quota   bool // no cap on one token's waiting admits
+	quota   bool // no cap on one token's waiting admits, runs or result bytes
 	hello   bool // each read before hello moves the hello deadline (event loop)
 	idle    bool // no connection is closed for idleness (idleCheck)
 }
