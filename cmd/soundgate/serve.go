@@ -95,6 +95,7 @@ func (o *gateOptions) limitFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.core.RunsMax, "max-runs", o.core.RunsMax, "runs the gate keeps, tombstones included, retired ones not")
 	fs.DurationVar(&o.retention, "retention", 24*time.Hour, "a finished run (cancelled, timed out, or nothing pending, held or admitted and not completed) that has not changed this long is retired: its id stays taken, its effects are forgotten, a replay of one is denied (0: never)")
 	fs.IntVar(&o.core.RetiredMax, "max-retired", o.core.RetiredMax, "retired runs the gate keeps the ids of (each costs its id's bytes and 4 more); once reached, finished runs are kept")
+	fs.Int64Var(&o.core.StateBytesMax, "max-state-bytes", o.core.StateBytesMax, "the memory budget of the state: bytes of run ids, keys and results, with 256 per run and 96 per effect; past it, new runs, effects and results are refused (state_full) until runs retire")
 	fs.IntVar(&o.core.KeysPerRunMax, "max-keys-per-run", o.core.KeysPerRunMax, "effects per run")
 	fs.IntVar(&o.core.PendingPerRunMax, "max-pending-per-run", o.core.PendingPerRunMax, "open approvals per run")
 	fs.IntVar(&o.core.ResultBytesMax, "max-result-bytes", o.core.ResultBytesMax, "bytes of a completed effect's result")
@@ -124,6 +125,9 @@ func (o *gateOptions) check() error {
 		if f.v < 1 {
 			return fmt.Errorf("--%s must be at least 1", f.name)
 		}
+	}
+	if o.core.StateBytesMax < 1 {
+		return fmt.Errorf("--max-state-bytes must be at least 1")
 	}
 	if o.core.ResultBytesMax > proto.ResultBytesMax {
 		return fmt.Errorf("--max-result-bytes is at most %d (the wire's limit)", proto.ResultBytesMax)

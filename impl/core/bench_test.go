@@ -12,7 +12,7 @@ import (
 
 // BenchmarkAdmit measures the admit path of the core: a new key on an active run.
 func BenchmarkAdmit(b *testing.B) {
-	g := core.New(core.Limits{RunsMax: 1 << 30, KeysPerRunMax: 1 << 30, PendingPerRunMax: 1, RunBytesMax: 64, KeyBytesMax: 64, ResultBytesMax: 64})
+	g := core.New(core.Limits{RunsMax: 1 << 30, KeysPerRunMax: 1 << 30, PendingPerRunMax: 1, RunBytesMax: 64, KeyBytesMax: 64, ResultBytesMax: 64, StateBytesMax: 1 << 40})
 	const runs = 1024
 	for i := 0; i < runs; i++ {
 		open(g, core.RunID("run-"+strconv.Itoa(i)), 0)
@@ -57,7 +57,7 @@ func BenchmarkResidentMillion(b *testing.B) {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		g := core.New(core.Limits{RunsMax: runs, KeysPerRunMax: keysPerRun, PendingPerRunMax: 1, RunBytesMax: 64, KeyBytesMax: 64, ResultBytesMax: 64})
+		g := core.New(core.Limits{RunsMax: runs, KeysPerRunMax: keysPerRun, PendingPerRunMax: 1, RunBytesMax: 64, KeyBytesMax: 64, ResultBytesMax: 64, StateBytesMax: 1 << 40})
 		for r := 0; r < runs; r++ {
 			id := core.RunID(fmt.Sprintf("run-%04d", r))
 			open(g, id, 0)
@@ -80,7 +80,7 @@ func BenchmarkResidentMillion(b *testing.B) {
 // gate that stops to snapshot would stall for (BenchmarkCut is what it does).
 func BenchmarkMarshalSnapshot(b *testing.B) {
 	const runs, keysPerRun = 16, 1 << 15
-	g := core.New(core.Limits{RunsMax: runs, KeysPerRunMax: keysPerRun, PendingPerRunMax: 1, RunBytesMax: 64, KeyBytesMax: 64, ResultBytesMax: 64})
+	g := core.New(core.Limits{RunsMax: runs, KeysPerRunMax: keysPerRun, PendingPerRunMax: 1, RunBytesMax: 64, KeyBytesMax: 64, ResultBytesMax: 64, StateBytesMax: 1 << 40})
 	for r := 0; r < runs; r++ {
 		id := core.RunID(fmt.Sprintf("run-%02d", r))
 		open(g, id, 0)
@@ -111,7 +111,7 @@ func BenchmarkCut(b *testing.B) {
 	const cutBudget = 4096
 	for _, shape := range []struct{ runs, keysPerRun int }{{4096, 128}, {16, 1 << 15}} {
 		b.Run(fmt.Sprintf("runs=%d,keys=%d", shape.runs, shape.keysPerRun), func(b *testing.B) {
-			g := core.New(core.Limits{RunsMax: shape.runs, KeysPerRunMax: shape.keysPerRun, PendingPerRunMax: 1, RunBytesMax: 64, KeyBytesMax: 64, ResultBytesMax: 64})
+			g := core.New(core.Limits{RunsMax: shape.runs, KeysPerRunMax: shape.keysPerRun, PendingPerRunMax: 1, RunBytesMax: 64, KeyBytesMax: 64, ResultBytesMax: 64, StateBytesMax: 1 << 40})
 			for r := 0; r < shape.runs; r++ {
 				id := core.RunID(fmt.Sprintf("run-%05d", r))
 				open(g, id, 0)

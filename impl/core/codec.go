@@ -238,7 +238,7 @@ func (g *Gate) UnmarshalBinary(b []byte) error {
 		}
 		return 1
 	})
-	g.runs, g.order, g.deadlines, g.retired = runs, order, deadlines, retired
+	g.runs, g.order, g.deadlines, g.retired, g.bytes = runs, order, deadlines, retired, countBytes(runs)
 	return nil
 }
 

@@ -307,7 +307,7 @@ func TestSnapshotKeepsApprovals(t *testing.T) {
 // run, and MarshalBinary sizes its buffer from the effect count: a wrong estimate
 // there (a negative capacity panics) showed only on large runs.
 func TestSnapshotOfLargeRuns(t *testing.T) {
-	g := core.New(core.Limits{RunsMax: 8, KeysPerRunMax: 1 << 14, PendingPerRunMax: 1 << 14, RunBytesMax: 64, KeyBytesMax: 64, ResultBytesMax: 64})
+	g := core.New(core.Limits{RunsMax: 8, KeysPerRunMax: 1 << 14, PendingPerRunMax: 1 << 14, RunBytesMax: 64, KeyBytesMax: 64, ResultBytesMax: 64, StateBytesMax: 1 << 40})
 	for r := 0; r < 3; r++ {
 		id := core.RunID("run-" + strconv.Itoa(r))
 		open(g, id, 0)

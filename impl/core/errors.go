@@ -53,6 +53,8 @@ var (
 	ErrRunTooLong = newError("run_too_long", "limit reached: run id bytes")
 	// ErrKeyTooLong: the key exceeds Limits.KeyBytesMax.
 	ErrKeyTooLong = newError("key_too_long", "limit reached: key bytes")
+	// ErrStateFull: the state would pass Limits.StateBytesMax.
+	ErrStateFull = newError("state_full", "limit reached: state bytes")
 	// ErrResultTooLong: the result exceeds Limits.ResultBytesMax.
 	ErrResultTooLong = newError("result_too_long", "limit reached: result bytes")
 )
@@ -61,5 +63,5 @@ var (
 var Errors = []*Error{
 	ErrUnknownRun, ErrBadEpoch, ErrNotPending, ErrNotAdmitted, ErrConflict, ErrRunFinal,
 	ErrRunRetired, ErrNotFinished, ErrTooManyRetired, ErrInvalid, ErrTooManyRuns, ErrTooManyKeys, ErrTooManyPending, ErrRunTooLong,
-	ErrKeyTooLong, ErrResultTooLong,
+	ErrKeyTooLong, ErrResultTooLong, ErrStateFull,
 }

@@ -51,6 +51,7 @@ type Gate struct {
 	order     []*Run           // every run, in the order it was made (a retired one leaves it)
 	retired   retiredSet       // the ids of retired runs
 	unlinked  []*Run           // runs retired during a cut, left in order until it ends
+	bytes     int64            // what the state's budget counts (budget.go)
 	deadlines deadlineHeap     // active runs with a deadline, earliest first (lazily cleaned)
 	cut       *Cut             // the cut being taken, if any (cut.go)
 	cuts      uint64           // cuts begun so far
@@ -62,6 +63,7 @@ func (g *Gate) addRun(run *Run) {
 	run.index = len(g.order)
 	g.order = append(g.order, run)
 	g.runs[run.ID] = run
+	g.bytes += run.bytes()
 }
 
 // New returns an empty gate with the given limits.
@@ -152,6 +154,9 @@ func (g *Gate) open(r RunID, deadline Time) (OpenResult, error) {
 	if len(g.runs) >= g.limits.RunsMax {
 		return OpenResult{}, ErrTooManyRuns
 	}
+	if !g.fits(runBytes(r)) {
+		return OpenResult{}, ErrStateFull
+	}
 	run := newRun(r)
 	run.Status, run.Epoch, run.Deadline = RunActive, 1, deadline
 	g.addRun(run)
@@ -233,10 +238,18 @@ func (g *Gate) admit(run *Run, k Key, e uint64, gated bool) (AdmitResult, error)
 	if !exists && len(run.effects) >= g.limits.KeysPerRunMax {
 		return AdmitResult{}, ErrTooManyKeys
 	}
+	grow := int64(0) // what a new effect adds to the state's budget
+	if !exists {
+		grow = effectBytes(k, Effect{})
+	}
+	if !g.fits(grow) {
+		return AdmitResult{}, ErrStateFull
+	}
 	if !exists && gated {
 		if len(run.pending) >= g.limits.PendingPerRunMax {
 			return AdmitResult{}, ErrTooManyPending
 		}
+		g.bytes += grow
 		run.effects[k] = Effect{Status: EffectHeld, Epoch: e, Gated: true}
 		run.pending[k] = struct{}{}
 		run.open[k] = struct{}{}
@@ -245,6 +258,7 @@ func (g *Gate) admit(run *Run, k Key, e uint64, gated bool) (AdmitResult, error)
 	}
 	if len(run.pending) > 0 && !(brokenP1 && exists) {
 		if !exists {
+			g.bytes += grow
 			run.effects[k] = Effect{Status: EffectHeld, Epoch: e}
 			run.open[k] = struct{}{}
 			res.Changed = true
@@ -252,6 +266,7 @@ func (g *Gate) admit(run *Run, k Key, e uint64, gated bool) (AdmitResult, error)
 		res.Answer = AnswerHeld
 		return res, nil
 	}
+	g.bytes += grow
 	run.effects[k] = Effect{Status: EffectAdmitted, Approved: eff.Approved}
 	delete(run.open, k)
 	res.Answer, res.Changed = AnswerAdmit, true
@@ -358,6 +373,10 @@ func (g *Gate) complete(r RunID, k Key, o Outcome, result string) (CompleteResul
 	eff := run.effects[k]
 	switch eff.Status {
 	case EffectAdmitted:
+		if !g.fits(int64(len(result))) {
+			return CompleteResult{}, ErrStateFull
+		}
+		g.bytes += int64(len(result))
 		eff.Status, eff.Outcome, eff.Result = EffectCompleted, o, result
 		run.save(k)
 		run.effects[k] = eff
@@ -394,6 +413,9 @@ func (g *Gate) cancel(r RunID) (CancelResult, error) {
 		if len(g.runs) >= g.limits.RunsMax {
 			return CancelResult{}, ErrTooManyRuns
 		}
+		if !g.fits(runBytes(r)) {
+			return CancelResult{}, ErrStateFull
+		}
 		run = newRun(r)
 		run.Status, run.Epoch = RunCancelled, 2
 		g.addRun(run)
@@ -403,7 +425,7 @@ func (g *Gate) cancel(r RunID) (CancelResult, error) {
 		return CancelResult{Run: run.view()}, nil
 	}
 	run.Status = RunCancelled
-	run.nextEpoch()
+	g.nextEpoch(run)
 	return CancelResult{Run: run.view(), Changed: true}, nil
 }
 
@@ -423,15 +445,16 @@ func (g *Gate) fence(r RunID) (RunView, error) {
 	if run.Status != RunActive {
 		return RunView{}, ErrRunFinal
 	}
-	run.nextEpoch()
+	g.nextEpoch(run)
 	return run.view(), nil
 }
 
 // nextEpoch advances the epoch and drops every held and released effect to absent.
-func (run *Run) nextEpoch() {
+func (g *Gate) nextEpoch(run *Run) {
 	run.Epoch++
 	for k := range run.open {
 		run.save(k)
+		g.bytes -= effectBytes(k, run.effects[k])
 		delete(run.effects, k)
 	}
 	clear(run.open)
@@ -454,7 +477,7 @@ func (g *Gate) timeout(r RunID) (bool, error) {
 	if run.Status != RunActive {
 		return false, nil
 	}
-	run.timeOut()
+	g.timeOut(run)
 	return true, nil
 }
 
@@ -467,9 +490,9 @@ func (run *Run) due(now Time) bool {
 // timeOut makes an active run timed out, as Cancel makes it cancelled.
 //
 //spec:action Timeout
-func (run *Run) timeOut() {
+func (g *Gate) timeOut(run *Run) {
 	run.Status = RunTimedOut
-	run.nextEpoch()
+	g.nextEpoch(run)
 }
 
 // NextDeadline returns the active run with the earliest deadline, if any, so that the
@@ -526,6 +549,7 @@ func (g *Gate) retire(r RunID) (RunView, bool, error) {
 		return RunView{}, false, ErrTooManyRetired
 	}
 	// run itself is left as it was: a cut that has not taken it copies it from there
+	g.bytes -= run.bytes()
 	delete(g.runs, r)
 	g.retired.add(r)
 	g.unlink(run)

@@ -24,6 +24,9 @@ func (g *Gate) CheckInvariants() error {
 	if err := g.checkOrder(); err != nil {
 		return err
 	}
+	if n := countBytes(g.runs); n != g.bytes {
+		return invariantf("the state's budget counts %d bytes, the state holds %d", g.bytes, n)
+	}
 	for _, id := range g.RunIDs() {
 		if err := g.checkRunInvariants(g.runs[id]); err != nil {
 			return err

@@ -10,6 +10,9 @@ type Limits struct {
 	RunBytesMax      int // bytes of a run id
 	KeyBytesMax      int // bytes of an idempotency key
 	ResultBytesMax   int // bytes of a completed effect's result
+	// StateBytesMax is the memory budget of the state: the bytes StateBytes counts
+	// for every run and effect the gate holds (not the retired ids: RetiredMax).
+	StateBytesMax int64
 }
 
 // DefaultLimits are the limits of `soundgate serve` unless flags change them.
@@ -22,5 +25,6 @@ func DefaultLimits() Limits {
 		RunBytesMax:      128,
 		KeyBytesMax:      256,
 		ResultBytesMax:   16 << 10,
+		StateBytesMax:    1 << 30,
 	}
 }

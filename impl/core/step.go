@@ -134,7 +134,7 @@ func (g *Gate) stepAdmit(c Command) Reply {
 	}
 	var rep Reply
 	if run.due(c.Now) {
-		run.timeOut()
+		g.timeOut(run)
 		rep.Persist, rep.Wake = true, true
 	}
 	rep.Admit, rep.Err = g.admit(run, c.Key, c.Epoch, c.Gated)

@@ -8,7 +8,7 @@ import (
 )
 
 func small() core.Limits {
-	return core.Limits{RunsMax: 2, KeysPerRunMax: 2, PendingPerRunMax: 1, RunBytesMax: 4, KeyBytesMax: 4, ResultBytesMax: 3}
+	return core.Limits{RunsMax: 2, KeysPerRunMax: 2, PendingPerRunMax: 1, RunBytesMax: 4, KeyBytesMax: 4, ResultBytesMax: 3, StateBytesMax: 1 << 40}
 }
 
 // TestLimits: every limit is a typed error that changes nothing.
@@ -101,7 +101,7 @@ func TestStepFlags(t *testing.T) {
 // changed and Persist is false"; Wake only after a change that is durable).
 // Timeout through Step reports the run after the action and wakes parked admits once.
 func TestRefusedCommandsChangeNothing(t *testing.T) {
-	g := core.New(core.Limits{RunsMax: 1, KeysPerRunMax: 4, PendingPerRunMax: 4, RunBytesMax: 8, KeyBytesMax: 8, ResultBytesMax: 8})
+	g := core.New(core.Limits{RunsMax: 1, KeysPerRunMax: 4, PendingPerRunMax: 4, RunBytesMax: 8, KeyBytesMax: 8, ResultBytesMax: 8, StateBytesMax: 1 << 40})
 	require.False(t, g.Step(core.Command{Op: core.OpOpen, Run: "r"}).Err != nil)
 	before, _ := g.MarshalBinary()
 	for _, c := range []core.Command{
@@ -157,7 +157,7 @@ func TestLimitBoundaries(t *testing.T) {
 	require.Equal(t, 256, d.KeyBytesMax, "docs/protocol.md: key is 1..256 bytes")
 	require.Equal(t, 16384, d.ResultBytesMax, "docs/protocol.md: result is 0..16,384 bytes")
 
-	g := core.New(core.Limits{RunsMax: 4, KeysPerRunMax: 4, PendingPerRunMax: 4, RunBytesMax: 4, KeyBytesMax: 3, ResultBytesMax: 2})
+	g := core.New(core.Limits{RunsMax: 4, KeysPerRunMax: 4, PendingPerRunMax: 4, RunBytesMax: 4, KeyBytesMax: 3, ResultBytesMax: 2, StateBytesMax: 1 << 40})
 	_, err := open(g, "abcde", 0)
 	require.ErrorIs(t, err, core.ErrRunTooLong)
 	_, err = open(g, "abcd", 0)

@@ -145,6 +145,7 @@ var coreCodes = map[string]int{
 	"run_retired":      -32023,
 	"not_finished":     -32024,
 	"too_many_retired": -32025,
+	"state_full":       -32026,
 }
 
 // CoreCode returns the wire code of the core error whose Code is typ, and false if the
