@@ -80,3 +80,8 @@ func TestStateBudgetRefuses(t *testing.T) {
 	_, err = open(g, "c", 0)
 	require.NoError(t, err, "a retirement makes room")
 }
+
+// TestStateBytesMaxDefault is what docs/server.md documents for --max-state-bytes.
+func TestStateBytesMaxDefault(t *testing.T) {
+	require.Equal(t, int64(1<<30), core.DefaultLimits().StateBytesMax)
+}
