@@ -75,7 +75,11 @@ func (g *Gate) MarshalBinary() ([]byte, error) {
 	for _, run := range g.runs {
 		size += len(run.ID) + 32 + len(run.effects)*24
 	}
-	buf := appendSnapshotHeader(make([]byte, 0, size), len(g.runs), g.retired.frozen())
+	retired := newRetiredCursor(g.retired.frozen())
+	buf := appendSnapshotHeader(make([]byte, 0, size), len(g.runs), retired)
+	for more := true; more; {
+		buf, more = retired.appendNext(buf, retired.left)
+	}
 	var scratch []frozenEffect
 	for _, id := range g.RunIDs() {
 		var fr frozenRun
@@ -89,32 +93,49 @@ func (g *Gate) MarshalBinary() ([]byte, error) {
 	return buf, nil
 }
 
-// appendSnapshotHeader appends the snapshot's version, its count of runs, and the
-// retired ids, sorted (a merge of the blocks, each sorted), so that equal states
-// encode equally however their ids were grouped.
-func appendSnapshotHeader(buf []byte, runs int, retired []*retiredBlock) []byte {
+// appendSnapshotHeader appends the snapshot's version, its count of runs and its
+// count of retired ids, which the ids follow (retiredCursor).
+func appendSnapshotHeader(buf []byte, runs int, retired *retiredCursor) []byte {
 	buf = binary.AppendUvarint(buf, snapshotVersion)
 	buf = binary.AppendUvarint(buf, uint64(runs))
-	n := 0
-	for _, b := range retired {
-		n += b.len()
+	return binary.AppendUvarint(buf, uint64(retired.left))
+}
+
+// retiredCursor encodes the retired ids of a snapshot sorted, a merge of the blocks
+// (each sorted), so that equal states encode equally however their ids were grouped;
+// a budget at a time, so that no buffer holds them all.
+type retiredCursor struct {
+	blocks []*retiredBlock
+	at     []int
+	left   int
+}
+
+func newRetiredCursor(blocks []*retiredBlock) *retiredCursor {
+	c := &retiredCursor{blocks: blocks, at: make([]int, len(blocks))}
+	for _, b := range blocks {
+		c.left += b.len()
 	}
-	buf = binary.AppendUvarint(buf, uint64(n))
-	at := make([]int, len(retired))
-	for ; n > 0; n-- {
+	return c
+}
+
+// appendNext appends up to budget ids (at least one, if any is left) and reports
+// whether any is left.
+func (c *retiredCursor) appendNext(buf []byte, budget int) ([]byte, bool) {
+	for n := 0; c.left > 0 && (n == 0 || n < budget); n++ {
 		best := 0
-		for at[best] == retired[best].len() {
+		for c.at[best] == c.blocks[best].len() {
 			best++
 		}
-		for i := best + 1; i < len(retired); i++ {
-			if at[i] < retired[i].len() && retired[i].at(at[i]) < retired[best].at(at[best]) {
+		for i := best + 1; i < len(c.blocks); i++ {
+			if c.at[i] < c.blocks[i].len() && c.blocks[i].at(c.at[i]) < c.blocks[best].at(c.at[best]) {
 				best = i
 			}
 		}
-		buf = appendString(buf, string(retired[best].at(at[best])))
-		at[best]++
+		buf = appendString(buf, string(c.blocks[best].at(c.at[best])))
+		c.at[best]++
+		c.left--
 	}
-	return buf
+	return buf, c.left > 0
 }
 
 // frozenRun is a run's state as a snapshot encodes it, copied out of the run's maps

@@ -36,13 +36,13 @@ type Cut struct {
 	hot     int    // the index in touched of the next run nextRun looks at
 	entries int    // runs and effects taken so far
 	ended   bool
-	taken   []frozenRun     // the piece Take copied last
-	buf     []frozenEffect  // the effects of its runs
-	enc     int             // the index in taken of the run AppendTaken encodes next
-	encAt   int             // its next entry: its head (unless a later slice), then its effects
-	part    *partRun        // the run Take copies a slice at a time, if any
-	keys    []Key           // the list of keys of the runs copied in slices, reused
-	retired []*retiredBlock // the retired ids at BeginCut (blocks never change)
+	taken   []frozenRun    // the piece Take copied last
+	buf     []frozenEffect // the effects of its runs
+	enc     int            // the index in taken of the run AppendTaken encodes next
+	encAt   int            // its next entry: its head (unless a later slice), then its effects
+	part    *partRun       // the run Take copies a slice at a time, if any
+	keys    []Key          // the list of keys of the runs copied in slices, reused
+	retired *retiredCursor // the retired ids at BeginCut (blocks never change)
 }
 
 // partRun is a run Take copies in slices: the keys it had when its slices began,
@@ -78,7 +78,7 @@ func (g *Gate) BeginCut() *Cut {
 		panic("soundgate/core: BeginCut during a cut")
 	}
 	g.cuts++
-	g.cut = &Cut{g: g, gen: g.cuts, runs: len(g.order), retired: g.retired.frozen()}
+	g.cut = &Cut{g: g, gen: g.cuts, runs: len(g.order), retired: newRetiredCursor(g.retired.frozen())}
 	return g.cut
 }
 
@@ -216,10 +216,17 @@ func (c *Cut) nextRun() *Run {
 // of the whole cut (Gate.Entries at BeginCut).
 func (c *Cut) Entries() int { return c.entries }
 
-// AppendHeader appends the snapshot's header, which AppendTaken of every piece of the
-// cut completes into what Gate.UnmarshalBinary reads.
+// AppendHeader appends the snapshot's header, which AppendRetired until it reports
+// none left, and then AppendTaken of every piece of the cut, complete into what
+// Gate.UnmarshalBinary reads.
 func (c *Cut) AppendHeader(buf []byte) []byte {
 	return appendSnapshotHeader(buf, c.runs, c.retired)
+}
+
+// AppendRetired appends up to budget of the retired ids at BeginCut (at least one, if
+// any is left) and reports whether any is left. Like AppendTaken it needs no lock.
+func (c *Cut) AppendRetired(buf []byte, budget int) ([]byte, bool) {
+	return c.retired.appendNext(buf, budget)
 }
 
 // AppendTaken appends budget runs and effects (at least one) of the piece Take copied

@@ -78,7 +78,7 @@ func TestCutIsTheStateAtItsBeginning(t *testing.T) {
 		entries := g.Entries()
 
 		cut := g.BeginCut()
-		buf := cut.AppendHeader(nil)
+		buf := appendHeader(cut)
 		for takes := 0; ; takes++ {
 			require.LessOrEqual(t, takes, entries, "seed %d: more pieces than entries", seed)
 			for range rng.IntN(30) {
@@ -177,7 +177,7 @@ func TestCutEndsInASlice(t *testing.T) {
 	cut.End()
 	require.False(t, cut.Take(4))
 	cut = g.BeginCut()
-	buf := cut.AppendHeader(nil)
+	buf := appendHeader(cut)
 	for cut.Take(4) {
 		buf = appendTaken(t, cut, buf)
 	}
@@ -199,7 +199,7 @@ func cutLargeRunInSlices(t *testing.T) {
 	want, err := g.MarshalBinary()
 	require.NoError(t, err)
 	cut := g.BeginCut()
-	buf := cut.AppendHeader(nil)
+	buf := appendHeader(cut)
 	changes := []func(){
 		func() { _, err = complete(g, "big", "k1", core.OutcomeOK, "r") },
 		func() { _, err = fence(g, "big") }, // deletes k20 to k39, copied or not
@@ -240,7 +240,7 @@ func TestCutCopiesOnWrite(t *testing.T) {
 		require.NoError(t, err)
 	}
 	cut := g.BeginCut()
-	buf := cut.AppendHeader(nil)
+	buf := appendHeader(cut)
 	_, err := admit(g, "b", "k1", 1, false, 0)
 	require.NoError(t, err)
 	_, err = admit(g, "b", "k2", 1, false, 0)
@@ -287,7 +287,7 @@ func TestCutAppendsInBudgets(t *testing.T) {
 	for _, budget := range []int{0, 1, 2, 3, 4, 7, 8, 100} {
 		cut := g.BeginCut()
 		require.True(t, cut.Take(100))
-		buf := cut.AppendHeader(nil)
+		buf := appendHeader(cut)
 		calls := 0
 		for more := true; more; calls++ {
 			require.Less(t, calls, appendCallsMax, "budget %d: AppendTaken makes no progress", budget)
@@ -332,4 +332,14 @@ func TestCutIsOneAtATime(t *testing.T) {
 	cut.End()
 	require.NoError(t, g.UnmarshalBinary(snap))
 	g.BeginCut().End()
+}
+
+// appendHeader is a cut's header and every retired id, a few at a time, as the node
+// writes them.
+func appendHeader(cut *core.Cut) []byte {
+	buf := cut.AppendHeader(nil)
+	for more := true; more; {
+		buf, more = cut.AppendRetired(buf, 7)
+	}
+	return buf
 }

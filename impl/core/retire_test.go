@@ -193,7 +193,7 @@ func TestCutKeepsARunRetiredDuringIt(t *testing.T) {
 		}
 		want := must(g.MarshalBinary())
 		cut := g.BeginCut()
-		buf := cut.AppendHeader(nil)
+		buf := appendHeader(cut)
 		if takeFirst {
 			require.True(t, cut.Take(100))
 			buf = appendTaken(t, cut, buf)
@@ -254,7 +254,7 @@ func TestCutKeepsTheRetiredIdsOfItsBeginning(t *testing.T) {
 	want := must(g.MarshalBinary())
 	cut := g.BeginCut()
 	retireAll(t, g, ids(3000, 9000))
-	buf := cut.AppendHeader(nil)
+	buf := appendHeader(cut)
 	for cut.Take(100) {
 		buf = appendTaken(t, cut, buf)
 	}

@@ -1,6 +1,7 @@
 package node_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -127,4 +128,53 @@ func TestOnRetire(t *testing.T) {
 	require.Equal(t, 2, n.RetireDue())
 	require.Equal(t, 0, n.RetireDue())
 	require.ElementsMatch(t, []core.RunID{"a", "b"}, told)
+}
+
+// TestSnapshotKeepsRetiredIds: more retired ids than one chunk of a snapshot's writes
+// (so that they are written in several) survive a snapshot and its recovery, each
+// still refused.
+func TestSnapshotKeepsRetiredIds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("135,000 records")
+	}
+	dir := filepath.Join(t.TempDir(), "data")
+	l, err := wal.Open(dir, wal.Options{})
+	require.NoError(t, err)
+	cfg := node.Config{SnapshotEvery: 20000, SnapshotCheck: 2 * time.Millisecond}
+	n, err := node.Recover(l, cfg)
+	require.NoError(t, err)
+	const ids = 45000 // 25 bytes each in the snapshot: more than its 1 MiB chunk
+	id := func(i int) core.RunID { return core.RunID(fmt.Sprintf("retired-run-id-%09d", i)) }
+	var last wal.LSN
+	for i := range ids {
+		apply(t, n, core.Command{Op: core.OpCancel, Run: id(i)})
+		a := n.Apply(node.Request{Cmd: core.Command{Op: core.OpRetire, Run: id(i)}})
+		require.NoError(t, a.Err)
+		last = a.After
+	}
+	require.NoError(t, n.Durable(last))
+	for i := 0; l.Stats().SnapshotLSN <= last; i++ { // records, until a snapshot holds every retired id
+		require.Less(t, i, 100000, "no snapshot after the retirements")
+		a := n.Apply(node.Request{Cmd: core.Command{Op: core.OpOpen, Run: core.RunID(fmt.Sprint("pad-", i))}})
+		require.NoError(t, a.Err)
+		if i%1000 == 999 {
+			require.NoError(t, n.Durable(a.After))
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	want := state(t, n)
+	n.Close()
+	require.NoError(t, l.Close())
+
+	l, err = wal.Open(dir, wal.Options{})
+	require.NoError(t, err)
+	defer l.Close()
+	m, err := node.Recover(l, cfg)
+	require.NoError(t, err)
+	defer m.Close()
+	require.Equal(t, want, state(t, m))
+	for _, i := range []int{0, ids / 2, ids - 1} {
+		a := m.Apply(node.Request{Cmd: core.Command{Op: core.OpOpen, Run: id(i)}})
+		require.ErrorIs(t, a.Err, core.ErrRunRetired, "%s", id(i))
+	}
 }

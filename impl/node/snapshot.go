@@ -147,6 +147,20 @@ func (s *snapshotter) take() {
 		if s.stopping() {
 			return
 		}
+		buf, more = cut.AppendRetired(buf, encodeBudget)
+		if len(buf) >= snapshotChunk {
+			if _, err := w.Write(buf); err != nil {
+				s.failed(upto, err)
+				return
+			}
+			written, buf = written+len(buf), buf[:0]
+			s.pace.pause()
+		}
+	}
+	for more := true; more; {
+		if s.stopping() {
+			return
+		}
 		s.n.mu.Lock()
 		more = cut.Take(cutBudget)
 		s.n.mu.Unlock()

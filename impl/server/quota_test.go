@@ -85,7 +85,7 @@ func TestRunsPerToken(t *testing.T) {
 	require.NoError(t, err)
 	_, err = g.Dial(t, servertest.AgentToken).Admit(ctx, "r2", "k", 1, client.AdmitOptions{})
 	require.NoError(t, err) // admitted, not completed: r2 is not finished
-	retireAll(t, g, clock) // r1 and r3
+	retireAll(t, g, clock)  // r1 and r3
 	_, err = op.Open(ctx, "r1", 0)
 	require.ErrorIs(t, err, core.ErrRunRetired, "an open of a retired run at the quota is answered as it is")
 	_, err = op.Open(ctx, "r4", 0)
