@@ -279,3 +279,27 @@ func TestSnapshotVersion1IsRead(t *testing.T) {
 	require.NoError(t, h.UnmarshalBinary(v1))
 	require.Equal(t, v2, must(h.MarshalBinary()))
 }
+
+// TestAppendRetiredKeepsItsBudget: each AppendRetired appends budget ids, the last
+// what is left, and reports whether any is left.
+func TestAppendRetiredKeepsItsBudget(t *testing.T) {
+	g := core.New(core.DefaultLimits())
+	ids := make([]core.RunID, 20)
+	for i := range ids {
+		ids[i] = core.RunID(fmt.Sprintf("r%02d", i))
+	}
+	retireAll(t, g, ids)
+	cut := g.BeginCut()
+	defer cut.End()
+	buf := cut.AppendHeader(nil)
+	for _, want := range []struct {
+		ids  int
+		more bool
+	}{{7, true}, {7, true}, {6, false}} {
+		before := len(buf)
+		var more bool
+		buf, more = cut.AppendRetired(buf, 7)
+		require.Equal(t, want.ids*4, len(buf)-before, "each id is a length and 3 bytes")
+		require.Equal(t, want.more, more)
+	}
+}

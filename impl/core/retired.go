@@ -8,17 +8,22 @@ import (
 // retiredSet is the exact set of retired run ids: all a retired run costs (its id's
 // bytes and four more), so that P3 and the refusal to reopen it survive it. New ids
 // collect in a small map; a full map becomes a sorted block, and blocks of like size
-// merge (as a binary counter does), so that each id is copied O(log n) times and a
-// lookup searches O(log n) blocks. Blocks never change once made: a cut keeps the
-// list it saw and encodes it with no lock held.
+// merge (as a binary counter does) up to retiredBlockMax ids, so that each id is
+// copied O(log n) times, no merge copies more than two such blocks, and a lookup
+// searches O(log n + n/retiredBlockMax) blocks. Blocks never change once made: a cut
+// keeps the list it saw and encodes it with no lock held.
 type retiredSet struct {
 	recent map[RunID]struct{}
-	blocks []*retiredBlock // sizes decrease strictly, but for the last
+	blocks []*retiredBlock // full blocks first, then sizes decreasing strictly
 	n      int
 }
 
 // retiredRecentMax is how many ids wait in the map before they become a block.
 const retiredRecentMax = 1024
+
+// retiredBlockMax is the size from which a block merges no more: the most a merge
+// copies, and so the most memory it holds twice for a while (a variable for tests).
+var retiredBlockMax = 1 << 17
 
 // retiredBlock is a sorted list of ids packed in one string: id i is
 // data[offs[i]:offs[i+1]].
@@ -94,7 +99,7 @@ func (s *retiredSet) seal() {
 	slices.Sort(ids)
 	clear(s.recent)
 	s.blocks = append(s.blocks, packBlock(ids))
-	for n := len(s.blocks); n >= 2 && s.blocks[n-1].len() >= s.blocks[n-2].len(); n = len(s.blocks) {
+	for n := len(s.blocks); n >= 2 && s.blocks[n-1].len() >= s.blocks[n-2].len() && s.blocks[n-2].len() < retiredBlockMax; n = len(s.blocks) {
 		merged := mergeBlocks(s.blocks[n-2], s.blocks[n-1])
 		s.blocks = append(s.blocks[:n-2], merged)
 	}

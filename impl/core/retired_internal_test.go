@@ -12,8 +12,9 @@ import (
 
 // checkRetiredSet: the set holds exactly want; fewer than retiredRecentMax ids wait
 // in the map; each block is sorted with no repeat, and blocks shrink strictly from
-// the first to the last (the binary counter that bounds their number); bytes counts
-// exactly what the blocks and the map hold.
+// the first to the last (the binary counter that bounds their number) but for full
+// ones (retiredBlockMax), which come first; bytes counts exactly what the blocks and
+// the map hold.
 func checkRetiredSet(t *testing.T, s *retiredSet, want []RunID) {
 	t.Helper()
 	require.Less(t, len(s.recent), retiredRecentMax)
@@ -28,7 +29,7 @@ func checkRetiredSet(t *testing.T, s *retiredSet, want []RunID) {
 		}
 		require.True(t, slices.IsSorted(ids), "block %d unsorted", i)
 		require.Equal(t, len(ids), len(slices.Compact(slices.Clone(ids))), "block %d repeats an id", i)
-		if i > 0 {
+		if i > 0 && s.blocks[i-1].len() < retiredBlockMax {
 			require.Greater(t, s.blocks[i-1].len(), b.len(), "blocks %d and %d", i-1, i)
 		}
 		n += b.len()
@@ -85,4 +86,24 @@ func TestRetiredSetIsABinaryCounter(t *testing.T) {
 			rest -= top
 		}
 	}
+}
+
+// TestRetiredBlocksStopAtTheirMost: a block of retiredBlockMax ids merges no more;
+// the ids after it count up as before.
+func TestRetiredBlocksStopAtTheirMost(t *testing.T) {
+	defer func(old int) { retiredBlockMax = old }(retiredBlockMax)
+	retiredBlockMax = 4 * retiredRecentMax
+	var s retiredSet
+	var want []RunID
+	for i := range 11 * retiredRecentMax {
+		id := RunID(fmt.Sprintf("id-%06d", i))
+		s.add(id)
+		want = append(want, id)
+	}
+	sizes := make([]int, len(s.blocks))
+	for i, b := range s.blocks {
+		sizes[i] = b.len() / retiredRecentMax
+	}
+	require.Equal(t, []int{4, 4, 2, 1}, sizes)
+	checkRetiredSet(t, &s, want)
 }
