@@ -49,8 +49,14 @@ func serve(t *testing.T, bin, sock string, args ...string) *served {
 	require.NoError(t, p.cmd.Start())
 	go func() { p.err = p.cmd.Wait(); close(p.exited) }()
 	t.Cleanup(func() { p.cmd.Process.Kill(); <-p.exited })
-	if sock != "" {
-		require.Eventually(t, func() bool { _, err := os.Stat(sock); return err == nil }, 10*time.Second, 10*time.Millisecond, "%s", p.logs.String())
+	if sock != "" { // listening, not only bound: a connect between the two is refused
+		require.Eventually(t, func() bool {
+			nc, err := net.Dial("unix", sock)
+			if err == nil {
+				nc.Close()
+			}
+			return err == nil
+		}, 10*time.Second, 10*time.Millisecond, "%s", p.logs.String())
 	}
 	return p
 }
