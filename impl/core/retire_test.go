@@ -280,11 +280,11 @@ func TestSnapshotVersion1IsRead(t *testing.T) {
 	require.Equal(t, v2, must(h.MarshalBinary()))
 }
 
-// TestAppendRetiredKeepsItsBudget: each AppendRetired appends budget ids, the last
-// what is left, and reports whether any is left.
+// TestAppendRetiredKeepsItsBudget: each AppendRetired appends budget ids (at least
+// one), the last what is left, and reports whether any is left, one included.
 func TestAppendRetiredKeepsItsBudget(t *testing.T) {
 	g := core.New(core.DefaultLimits())
-	ids := make([]core.RunID, 20)
+	ids := make([]core.RunID, 16)
 	for i := range ids {
 		ids[i] = core.RunID(fmt.Sprintf("r%02d", i))
 	}
@@ -293,12 +293,12 @@ func TestAppendRetiredKeepsItsBudget(t *testing.T) {
 	defer cut.End()
 	buf := cut.AppendHeader(nil)
 	for _, want := range []struct {
-		ids  int
-		more bool
-	}{{7, true}, {7, true}, {6, false}} {
+		budget, ids int
+		more        bool
+	}{{0, 1, true}, {7, 7, true}, {7, 7, true}, {7, 1, false}} {
 		before := len(buf)
 		var more bool
-		buf, more = cut.AppendRetired(buf, 7)
+		buf, more = cut.AppendRetired(buf, want.budget)
 		require.Equal(t, want.ids*4, len(buf)-before, "each id is a length and 3 bytes")
 		require.Equal(t, want.more, more)
 	}
