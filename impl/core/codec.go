@@ -308,6 +308,9 @@ func (d *decoder) readEffects(run *Run, limit int) bool {
 		if e.Status == EffectHeld || e.Status == EffectReleased {
 			run.open[k] = struct{}{}
 		}
+		if e.Status == EffectAdmitted {
+			run.admitted++
+		}
 	}
 	return true
 }

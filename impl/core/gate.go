@@ -33,6 +33,8 @@ type Run struct {
 	effects map[Key]Effect   // every effect that is not absent
 	pending map[Key]struct{} // keys whose approval is open
 	open    map[Key]struct{} // keys that are held or released (cleared by Cancel and Fence)
+	// admitted counts the effects admitted and not completed, so that finished is O(1)
+	admitted int
 
 	index  int       // its place in Gate.order
 	cutGen uint64    // the last cut that saved or took this run (cut.go)
@@ -267,6 +269,7 @@ func (g *Gate) admit(run *Run, k Key, e uint64, gated bool) (AdmitResult, error)
 		return res, nil
 	}
 	g.bytes += grow
+	run.admitted++
 	run.effects[k] = Effect{Status: EffectAdmitted, Approved: eff.Approved}
 	delete(run.open, k)
 	res.Answer, res.Changed = AnswerAdmit, true
@@ -377,6 +380,7 @@ func (g *Gate) complete(r RunID, k Key, o Outcome, result string) (CompleteResul
 			return CompleteResult{}, ErrStateFull
 		}
 		g.bytes += int64(len(result))
+		run.admitted--
 		eff.Status, eff.Outcome, eff.Result = EffectCompleted, o, result
 		run.save(k)
 		run.effects[k] = eff
@@ -515,15 +519,7 @@ func retiredView(r RunID) RunView { return RunView{ID: r, Status: RunRetired} }
 // completion of what was admitted: it is final, or active with every effect
 // completed or rejected (no approval pending, nothing held, released or admitted).
 func (run *Run) finished() bool {
-	if run.Status.Final() {
-		return true
-	}
-	for _, e := range run.effects {
-		if e.Status != EffectCompleted && e.Status != EffectRejected {
-			return false
-		}
-	}
-	return run.Status == RunActive
+	return run.Status.Final() || run.Status == RunActive && len(run.open) == 0 && run.admitted == 0
 }
 
 // retire forgets a finished run but for its id, which stays taken: no key of it is

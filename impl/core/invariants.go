@@ -99,6 +99,15 @@ func (g *Gate) checkRunShape(run *Run) error {
 			return invariantf("key %q is pending but %+v", k, e)
 		}
 	}
+	admitted := 0
+	for _, e := range run.effects {
+		if e.Status == EffectAdmitted {
+			admitted++
+		}
+	}
+	if admitted != run.admitted {
+		return invariantf("%d effects admitted and not completed, counted %d", admitted, run.admitted)
+	}
 	return nil
 }
 

@@ -26,6 +26,9 @@ func gateWith(l Limits, s RunStatus, e uint64, effects map[Key]Effect, pending .
 		if eff.Status.live() {
 			run.open[k] = struct{}{}
 		}
+		if eff.Status == EffectAdmitted {
+			run.admitted++
+		}
 	}
 	for _, k := range pending {
 		run.pending[k] = struct{}{}
