@@ -196,28 +196,14 @@ func runAdmitter(f *runFlags, runID core.RunID) (a egress.Admitter, release func
 		defer c.Close()
 		return nil, nil, fail(exitUsage, "the credential's role is %s; soundgate run needs an agent's", c.Role)
 	}
-	var conns []*client.Client // every connection made, closed at the end
-	conns = append(conns, c)
 	ca := &egress.ClientAdmitter{C: c, Closed: func(err error) bool { return errors.Is(err, client.ErrClosed) },
 		// the gate closes an agent's connection after --idle-timeout of silence
-		Redial: func(ctx context.Context) (egress.Conn, error) {
-			nc, err := client.Dial(ctx, f.gateAddr, token)
-			if err != nil {
-				return nil, err
-			}
-			conns = append(conns, nc) // under the admitter's lock
-			return nc, nil
-		}}
-	closeAll := func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}
+		Redial: func(ctx context.Context) (egress.Conn, error) { return client.Dial(ctx, f.gateAddr, token) }}
 	if _, err := ca.Epoch(ctx, runID); err != nil {
-		defer closeAll()
+		defer ca.Close()
 		return nil, nil, fail(exitRefused, "run %q: %v (an operator opens it: soundgate open %s)", f.run, err, f.run)
 	}
-	return ca, closeAll, 0
+	return ca, func() { ca.Close() }, 0
 }
 
 // openEgressLog opens the egress log at path ("-": standard error) for appending;

@@ -3,6 +3,7 @@ package egress
 import (
 	"context"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -62,6 +63,9 @@ func retry[T any](ctx context.Context, a *ClientAdmitter, f func(Conn) (T, error
 			a.mu.Unlock()
 			return v, fmt.Errorf("%w (redial: %v)", err, rerr)
 		}
+		if cl, ok := c.(io.Closer); ok {
+			cl.Close() // the gate closed it; this frees what is left of it here
+		}
 		a.C = nc
 	}
 	c = a.C
@@ -69,20 +73,29 @@ func retry[T any](ctx context.Context, a *ClientAdmitter, f func(Conn) (T, error
 	return f(c)
 }
 
+// Close closes the connection the admitter asks on now, if it can be closed.
+func (a *ClientAdmitter) Close() error {
+	if cl, ok := a.conn().(io.Closer); ok {
+		return cl.Close()
+	}
+	return nil
+}
+
 // Epoch returns the epoch the admitter asks at for run r, learning it on first use.
 func (a *ClientAdmitter) Epoch(ctx context.Context, r core.RunID) (uint64, error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if e, ok := a.epochs[r]; ok {
+	e, ok := a.epochs[r]
+	a.mu.Unlock()
+	if ok {
 		return e, nil
 	}
-	a.mu.Unlock()
 	st, err := retry(ctx, a, func(c Conn) (proto.StatusResult, error) { return c.Status(ctx, string(r), "") })
-	a.mu.Lock()
 	if err != nil {
 		return 0, err
 	}
-	if e, ok := a.epochs[r]; ok {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if e, ok := a.epochs[r]; ok { // another request learnt it first: keep one epoch
 		return e, nil
 	}
 	if a.epochs == nil {

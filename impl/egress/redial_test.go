@@ -18,7 +18,10 @@ var errGone = errors.New("closed")
 type fakeConn struct {
 	closed bool
 	asked  int
+	freed  bool // Close was called
 }
+
+func (c *fakeConn) Close() error { c.freed = true; return nil }
 
 func (c *fakeConn) Status(context.Context, string, string) (proto.StatusResult, error) {
 	c.asked++
@@ -62,6 +65,9 @@ func TestClientAdmitterRedials(t *testing.T) {
 	require.Equal(t, 1, dials, "one redial serves the requests after it")
 	require.Equal(t, 1, old.asked)
 	require.Equal(t, 3, fresh.asked)
+	require.True(t, old.freed, "the connection the gate closed is closed here too")
+	require.NoError(t, a.Close())
+	require.True(t, fresh.freed, "Close closes the connection asked on now")
 
 	none := &egress.ClientAdmitter{C: &fakeConn{closed: true}}
 	_, err = none.Admit(ctx, "r", "k")
