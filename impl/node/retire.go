@@ -51,14 +51,15 @@ func (n *Node) RetireDue() int {
 	retired := 0
 	for more := true; more; {
 		var k int
-		k, more = n.retireBatchLocked()
+		k, more = n.retireSome()
 		retired += k
 	}
 	return retired
 }
 
-// retireBatchLocked retires up to retireBatch due runs; more reports a backlog.
-func (n *Node) retireBatchLocked() (retired int, more bool) {
+// retireSome retires up to retireBatch due runs, under the lock it takes; more
+// reports a backlog.
+func (n *Node) retireSome() (retired int, more bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	rt := n.ret
