@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -216,4 +219,38 @@ func TestServeQuotaFlags(t *testing.T) {
 	require.ErrorIs(t, err, proto.ErrQuota)
 	_, err = agent.Complete(ctx, "r1", "k", core.OutcomeOK, "1234")
 	require.NoError(t, err)
+}
+
+// TestSetGCPercent: the flag wins when given; else GOGC from the environment, when
+// set; else the gate's default.
+func TestSetGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	current := func() int { p := debug.SetGCPercent(100); debug.SetGCPercent(p); return p }
+	for _, tc := range []struct {
+		name string
+		env  string // "": unset
+		args []string
+		want int
+	}{
+		{"default", "", nil, gcPercentDefault},
+		{"the environment's", "300", nil, 300},
+		{"the flag over the environment's", "300", []string{"--gc-percent", "60"}, 60},
+		{"the flag", "", []string{"--gc-percent", "70"}, 70},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.env != "" {
+				t.Setenv("GOGC", tc.env)
+				debug.SetGCPercent(300) // what the runtime read from GOGC at start
+			} else {
+				t.Setenv("GOGC", "") // restored at the end of the test
+				os.Unsetenv("GOGC")
+				debug.SetGCPercent(100)
+			}
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			percent := fs.Int("gc-percent", gcPercentDefault, "")
+			require.NoError(t, fs.Parse(tc.args))
+			setGCPercent(fs, *percent, slog.New(slog.DiscardHandler))
+			require.Equal(t, tc.want, current())
+		})
+	}
 }

@@ -315,3 +315,54 @@ func state(t *testing.T, n *node.Node) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// TestRecoverUnderLowerLimits: records accepted under the limits of their time replay
+// under lower ones; a state that holds more than the new limits allow is refused with
+// core.ErrOverLimits, and the old limits still recover it.
+func TestRecoverUnderLowerLimits(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	l, err := wal.Open(dir, wal.Options{})
+	require.NoError(t, err)
+	n, err := node.Recover(l, node.Config{})
+	require.NoError(t, err)
+	for _, r := range []core.RunID{"a", "b", "c"} {
+		apply(t, n, core.Command{Op: core.OpOpen, Run: r})
+	}
+	a := n.Apply(node.Request{Cmd: cmd(core.OpAdmit, "a", "a-long-key")})
+	require.NoError(t, n.Durable(a.After))
+	n.Close()
+	require.NoError(t, l.Close())
+
+	var open *wal.Log
+	recoverWith := func(lim core.Limits) (*node.Node, error) {
+		t.Helper()
+		if open != nil {
+			require.NoError(t, open.Close())
+		}
+		var err error
+		open, err = wal.Open(dir, wal.Options{})
+		require.NoError(t, err)
+		return node.Recover(open, node.Config{Limits: lim})
+	}
+	defer func() { open.Close() }()
+	shorter := core.DefaultLimits()
+	shorter.KeyBytesMax, shorter.RunBytesMax = 2, 1
+	m, err := recoverWith(shorter)
+	require.NoError(t, err, "lower byte limits bound what comes next only")
+	var got core.Limits
+	m.Inspect(func(g *core.Gate) { got = g.Limits() })
+	require.Equal(t, shorter, got)
+	require.ErrorIs(t, m.Apply(node.Request{Cmd: cmd(core.OpAdmit, "a", "new")}).Reply.Err, core.ErrKeyTooLong)
+	m.Close()
+
+	fewer := core.DefaultLimits()
+	fewer.RunsMax = 2
+	_, err = recoverWith(fewer)
+	require.ErrorIs(t, err, core.ErrOverLimits)
+	require.ErrorContains(t, err, "3 runs, over the limit of 2")
+	fewer.RunsMax = 3
+	m, err = recoverWith(fewer)
+	require.NoError(t, err, "at the limit")
+	require.ErrorIs(t, m.Apply(node.Request{Cmd: core.Command{Op: core.OpOpen, Run: "d"}}).Reply.Err, core.ErrTooManyRuns)
+	m.Close()
+}

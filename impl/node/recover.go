@@ -15,19 +15,24 @@ import (
 var ErrReplay = errors.New("soundgate/node: log does not replay")
 
 // Recover rebuilds the gate from l, the snapshot first and then every record after
-// it, in order, and returns a node over it. The node appends to cfg.Log, or to l when
+// it, in order, and returns a node over it. Limits lowered since the records were
+// written do not refuse them; a state that holds more than cfg's limits allow is
+// refused (core.ErrOverLimits). The node appends to cfg.Log, or to l when
 // cfg.Log is nil.
 func Recover(l *wal.Log, cfg Config) (*Node, error) {
 	if cfg.Log == nil {
 		cfg.Log = l
 	}
-	g := core.New(limitsOf(cfg))
+	g := core.New(core.Unbounded()) // each record passed the limits of its time
 	last, err := replay(l, g)
 	if err != nil {
 		return nil, err
 	}
 	if err := g.CheckInvariants(); err != nil {
 		return nil, fmt.Errorf("%w: the state at record %d: %v", ErrReplay, last, err)
+	}
+	if err := g.SetLimits(limitsOf(cfg)); err != nil {
+		return nil, fmt.Errorf("%w: raise the limit, or start under the old one and let runs retire first", err)
 	}
 	return newNode(cfg, g, last), nil
 }
