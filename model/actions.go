@@ -61,7 +61,7 @@ func ctxOf(s State, r, k, e int) Ctx {
 
 // Admit is the spec's Admit(r, k, e, g).
 //
-//spec:action Admit
+//spec:action Admit pin=55c6e2ccbe67
 func Admit(s State, r, k, e int, g bool) (Answer, State) {
 	a := AdmitAnswer(s, r, k, e, g)
 	if a.IsError() {
@@ -119,7 +119,7 @@ func DecideAnswer(s State, r, k int, d string) Answer {
 
 // Decide is the spec's Decide(r, k, d).
 //
-//spec:action Decide
+//spec:action Decide pin=772e5a6a612d
 func Decide(s State, r, k int, d string) (Answer, State) {
 	a := DecideAnswer(s, r, k, d)
 	if a.IsError() || a.Repeat {
@@ -210,7 +210,7 @@ func CompleteAnswer(s State, r, k int, o string) Answer {
 
 // Complete is the spec's Complete(r, k, o).
 //
-//spec:action Complete
+//spec:action Complete pin=414566d8b3de
 func Complete(s State, r, k int, o string) (Answer, State) {
 	a := CompleteAnswer(s, r, k, o)
 	if a.IsError() || a.Repeat {
@@ -230,7 +230,7 @@ func runAnswer(s State, r int) Answer {
 // Open is the spec's Open(r): a new run is active at epoch 1; a retired id is
 // refused; otherwise nothing changes. The answer reports the run.
 //
-//spec:action Open
+//spec:action Open pin=ef344887505b
 func Open(s State, r int) (Answer, State) {
 	if s.Runs[r].Status == RunRetired {
 		return errAnswer(ErrRunRetired), s
@@ -272,7 +272,7 @@ func nextEpoch(t State, r int) {
 // Cancel is the spec's Cancel(r): a tombstone for an unknown run, a final run for an
 // active one, nothing for a final one. The answer reports the run.
 //
-//spec:action Cancel
+//spec:action Cancel pin=220fb20c4993
 func Cancel(s State, r int) (Answer, State) {
 	switch s.Runs[r].Status {
 	case RunNone:
@@ -307,7 +307,7 @@ func FenceAnswer(s State, r int) Answer {
 // Fence is the spec's Fence(r) without the model-checking bound on epochs (Step
 // applies that bound): a new epoch of an active run. The answer reports the run.
 //
-//spec:action Fence
+//spec:action Fence pin=2a59d2f562f4
 func Fence(s State, r int) (Answer, State) {
 	if a := FenceAnswer(s, r); a.IsError() {
 		return a, s
@@ -322,7 +322,7 @@ func Fence(s State, r int) (Answer, State) {
 // contract says nothing, and the model answers as Cancel does for a final run (no
 // change, the run reported) and unknown_run for a run never seen.
 //
-//spec:action Timeout
+//spec:action Timeout pin=428e70e28f49
 func Timeout(s State, r int) (Answer, State) {
 	switch s.Runs[r].Status {
 	case RunNone:
@@ -360,7 +360,7 @@ func Finished(s State, r int) bool {
 // model answers unknown_run (never seen), the run with no change (already retired),
 // or not_finished.
 //
-//spec:action Retire
+//spec:action Retire pin=787a47415e4c
 func Retire(s State, r int) (Answer, State) {
 	switch {
 	case s.Runs[r].Status == RunNone:

@@ -139,7 +139,7 @@ type OpenResult struct {
 
 // open creates run r, active at epoch 1, with an optional deadline (0: none).
 //
-//spec:action Open
+//spec:action Open pin=ef344887505b
 func (g *Gate) open(r RunID, deadline Time) (OpenResult, error) {
 	if err := g.checkRun(r); err != nil {
 		return OpenResult{}, err
@@ -206,7 +206,7 @@ func (g *Gate) known(r RunID) (*Run, error) {
 // approval first. These are the contract's steps 3-10, in its order
 // (docs/contract.md); step 2, the deadline, is the Timeout that Step takes first.
 //
-//spec:action Admit
+//spec:action Admit pin=55c6e2ccbe67
 func (g *Gate) admit(run *Run, k Key, e uint64, gated bool) (AdmitResult, error) {
 	var res AdmitResult
 	switch {
@@ -295,7 +295,7 @@ type DecideResult struct {
 // the run was paused over: every held effect of r that is not an approved gated effect
 // becomes rejected. When no approval of r remains pending, its held effects are released.
 //
-//spec:action Decide
+//spec:action Decide pin=772e5a6a612d
 func (g *Gate) decide(r RunID, k Key, d Decision) (DecideResult, error) {
 	if err := g.checkKey(r, k); err != nil {
 		return DecideResult{}, err
@@ -358,7 +358,7 @@ type CompleteResult struct {
 // complete records the outcome of an admitted effect, so that a replay of k gets it
 // back with its duplicate answer. It is allowed on a final run: the effect happened.
 //
-//spec:action Complete
+//spec:action Complete pin=414566d8b3de
 func (g *Gate) complete(r RunID, k Key, o Outcome, result string) (CompleteResult, error) {
 	if err := g.checkKey(r, k); err != nil {
 		return CompleteResult{}, err
@@ -404,7 +404,7 @@ type CancelResult struct {
 // back to absent and its approvals close. A cancel of an unknown run leaves a
 // tombstone (cancelled, epoch 2) so that late work is fenced.
 //
-//spec:action Cancel
+//spec:action Cancel pin=220fb20c4993
 func (g *Gate) cancel(r RunID) (CancelResult, error) {
 	if err := g.checkRun(r); err != nil {
 		return CancelResult{}, err
@@ -437,7 +437,7 @@ func (g *Gate) cancel(r RunID) (CancelResult, error) {
 // a worker crash: held and released effects drop back to absent and their approvals
 // close, so the new attempt must ask (and, if gated, be approved) again.
 //
-//spec:action Fence
+//spec:action Fence pin=2a59d2f562f4
 func (g *Gate) fence(r RunID) (RunView, error) {
 	if err := g.checkRun(r); err != nil {
 		return RunView{}, err
@@ -493,7 +493,7 @@ func (run *Run) due(now Time) bool {
 
 // timeOut makes an active run timed out, as Cancel makes it cancelled.
 //
-//spec:action Timeout
+//spec:action Timeout pin=428e70e28f49
 func (g *Gate) timeOut(run *Run) {
 	run.Status = RunTimedOut
 	g.nextEpoch(run)
@@ -526,7 +526,7 @@ func (run *Run) finished() bool {
 // admitted again (admits are denied, retired) and the id is never opened again. It
 // reports whether r changed; a retired run is reported as it is.
 //
-//spec:action Retire
+//spec:action Retire pin=787a47415e4c
 func (g *Gate) retire(r RunID) (RunView, bool, error) {
 	if err := g.checkRun(r); err != nil {
 		return RunView{}, false, err

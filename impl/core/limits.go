@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // Limits bound everything the core stores, so that no caller can grow the gate without
@@ -38,9 +39,9 @@ func DefaultLimits() Limits {
 // limits of their time, so a replay must not refuse one because the limits are lower now
 // (node.Recover replays under these, then sets the configured ones with SetLimits).
 func Unbounded() Limits {
-	const most = int(^uint(0) >> 1)
+	const most = math.MaxInt
 	return Limits{RunsMax: most, RetiredMax: most, KeysPerRunMax: most, PendingPerRunMax: most,
-		RunBytesMax: most, KeyBytesMax: most, ResultBytesMax: most, StateBytesMax: int64(most)}
+		RunBytesMax: most, KeyBytesMax: most, ResultBytesMax: most, StateBytesMax: math.MaxInt64}
 }
 
 // ErrOverLimits reports limits that the state already exceeds (SetLimits).

@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/soundgate/soundgate/impl/core"
@@ -65,5 +66,10 @@ func TestSetLimits(t *testing.T) {
 		g := build()
 		require.NoError(t, g.SetLimits(core.Unbounded()))
 		require.NoError(t, g.CheckInvariants())
+		u := core.Unbounded()
+		for _, l := range []int{u.RunsMax, u.RetiredMax, u.KeysPerRunMax, u.PendingPerRunMax, u.RunBytesMax, u.KeyBytesMax, u.ResultBytesMax} {
+			require.Equal(t, math.MaxInt, l, "the largest an int holds")
+		}
+		require.Equal(t, int64(math.MaxInt64), u.StateBytesMax)
 	})
 }
