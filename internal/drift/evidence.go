@@ -1,0 +1,78 @@
+package drift
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Evidence is one check that a touched action reruns.
+type Evidence struct {
+	Name string
+	Why  string   // what it establishes
+	Argv []string // run in the root
+}
+
+// The evidence drift knows. Each is a link of the verification chain on its quick
+// configurations (make verify runs the deep ones).
+var (
+	EvGraphs = Evidence{"graphs", "spec == model: equal labelled graphs, and the model's figures equal TLC's",
+		[]string{"go", "test", "-count=1", "-run", "^(TestTLCFigures|TestSpecEqualsModel|TestAlteredModelIsCaught)$", "./model/"}}
+	EvBroken = Evidence{"broken", "each broken variant of the spec still breaks its property",
+		[]string{"go", "run", "./cmd/tlacheck", "-all", "spec/tla/broken"}}
+	EvConformance = Evidence{"conformance", "model == core: exhaustive and random conformance",
+		[]string{"go", "test", "-count=1", "-run", "^(TestExhaustive|TestRandomCore|TestConformanceCatchesBrokenCores)$", "./conformance/"}}
+	EvWire = Evidence{"wire", "model == server: random conformance over the wire, in memory and durable",
+		[]string{"go", "test", "-count=1", "-run", "^(TestRandomWire|TestRandomDurable)$", "./conformance/"}}
+)
+
+// EvMutation scores the mutants of the core's lines changed since base.
+func EvMutation(base string) Evidence {
+	return Evidence{"mutation", "the core's changed lines are covered by tests that kill their mutants",
+		[]string{"go", "run", "./cmd/mutate", "-name", "impl/core", "-threshold", "90", "-suppress", "mutation/suppress.txt",
+			"-test", "./impl/core/,./conformance/", "-skip",
+			"TestScenariosCatchBrokenCores|TestInvariantTierCatchesBrokenP3|TestConformanceCatchesBrokenCores|TestRandomWire|TestRandomDurable|TestDurableCatchesEarlyAck",
+			"-diff", base, "./impl/core/"}}
+}
+
+// Result is the outcome of one evidence run.
+type Result struct {
+	Name    string        `json:"name"`
+	Command string        `json:"command"`
+	Passed  bool          `json:"passed"`
+	Took    time.Duration `json:"took_ns"`
+	Last    string        `json:"last_line"` // its output's last line
+	Log     string        `json:"log"`       // where its whole output is
+}
+
+// Run runs e in root, its output to logDir/NAME.log, and says on progress what runs.
+func (e Evidence) Run(root, logDir string, progress io.Writer) Result {
+	r := Result{Name: e.Name, Command: strings.Join(e.Argv, " "), Log: filepath.Join(logDir, e.Name+".log")}
+	fmt.Fprintf(progress, "drift: evidence %s: %s\n", e.Name, r.Command)
+	start := time.Now()
+	cmd := exec.Command(e.Argv[0], e.Argv[1:]...)
+	cmd.Dir = root
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	r.Took = time.Since(start).Round(time.Millisecond)
+	r.Passed = err == nil
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	r.Last = lines[len(lines)-1]
+	if err != nil && r.Last == "" {
+		r.Last = err.Error()
+	}
+	if werr := os.MkdirAll(logDir, 0o755); werr == nil {
+		werr = os.WriteFile(r.Log, out.Bytes(), 0o644)
+		if werr != nil {
+			r.Log = werr.Error()
+		}
+	}
+	fmt.Fprintf(progress, "drift: evidence %s: %s in %v: %s\n", e.Name, map[bool]string{true: "passed", false: "FAILED"}[r.Passed], r.Took, r.Last)
+	return r
+}
