@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -25,26 +26,27 @@ type control struct {
 	fix   bool // run drift -fix after the edits (pins rewritten: only evidence is left)
 	args  []string
 	want  int
+	why   string // drift's output must say this: the verdict for the right reason
 }
 
 // controls are verify-drift's negative (and positive) controls. An edit that no longer
 // applies is a failure of the controls, never a skip: the seed must follow the code.
 var controls = []control{
-	{name: "a guard deleted from the core's Admit", want: 1, edits: []edit{{file: "impl/core/gate.go",
+	{name: "a guard deleted from the core's Admit", want: 1, why: "conformance FAILED", edits: []edit{{file: "impl/core/gate.go",
 		old: "\tcase run.Status == RunCancelled:\n\t\treturn res.deny(ReasonCancelled, run), nil\n"}}},
-	{name: "the spec's Admit guard weakened alone", want: 1, edits: []edit{{file: "spec/tla/SoundGate.tla",
+	{name: "the spec's Admit guard weakened alone", want: 1, why: "stale-pin: Gate.admit", edits: []edit{{file: "spec/tla/SoundGate.tla",
 		old: "  ELSE IF runStatus[r] = \"cancelled\" THEN Denied(\"cancelled\")\n"}}},
-	{name: "a spec change with no code change, pins rewritten", want: 1, fix: true, edits: []edit{{file: "spec/tla/SoundGate.tla",
+	{name: "a spec change with no code change, pins rewritten", want: 1, fix: true, why: "graphs FAILED", edits: []edit{{file: "spec/tla/SoundGate.tla",
 		old: "Live(s) == s \\in {\"held\", \"released\"}", new: "Live(s) == s \\in {\"held\"}"}}},
-	{name: "a directive naming no action", want: 1, edits: []edit{{file: "impl/core/gate.go",
+	{name: "a directive naming no action", want: 1, why: "names-nothing", edits: []edit{{file: "impl/core/gate.go",
 		old: "//spec:action Fence pin=", new: "//spec:action Fense pin="}}},
-	{name: "a comment-only edit", want: 0, edits: []edit{{file: "impl/core/gate.go",
+	{name: "a comment-only edit", want: 0, why: "0 actions touched", edits: []edit{{file: "impl/core/gate.go",
 		old: "\t// k is absent or released.\n", new: "\t// k is absent, or it was released.\n"}}},
-	{name: "a renamed helper", want: 0, edits: []edit{{file: "impl/core/gate.go", old: ".deny(", new: ".refuse(", every: true},
+	{name: "a renamed helper", want: 0, why: "conformance passed", edits: []edit{{file: "impl/core/gate.go", old: ".deny(", new: ".refuse(", every: true},
 		{file: "impl/core/gate.go", old: ") deny(", new: ") refuse(", every: true}}},
-	{name: "an unannotated edit in impl/, -strict", want: 3, args: []string{"-strict"}, edits: []edit{{file: "impl/egress/proxy.go",
+	{name: "an unannotated edit in impl/, -strict", want: 3, why: "unmapped: changed impl/egress.", args: []string{"-strict"}, edits: []edit{{file: "impl/egress/proxy.go",
 		old: "this proxy serves run %q", new: "this proxy serves only run %q"}}},
-	{name: "a refactor of the spec's text, -strict", want: 3, args: []string{"-strict"}, edits: []edit{{file: "spec/tla/SoundGate.tla",
+	{name: "a refactor of the spec's text, -strict", want: 3, why: "(a refactor)", args: []string{"-strict"}, edits: []edit{{file: "spec/tla/SoundGate.tla",
 		old: "Live(s) == s \\in {\"held\", \"released\"}", new: "Live(s) == s \\in {\"released\", \"held\"}"}}},
 }
 
@@ -79,7 +81,7 @@ func runControls(root string, stdout, stderr io.Writer) int {
 	var verdicts []string
 	for i, c := range controls {
 		start := time.Now()
-		got, err := c.run(clone, bin, stderr)
+		got, out, err := c.run(clone, bin)
 		took := time.Since(start).Round(time.Second)
 		status := "as expected"
 		switch {
@@ -87,10 +89,15 @@ func runControls(root string, stdout, stderr io.Writer) int {
 			status = "FAILED: " + err.Error()
 		case got != c.want:
 			status = fmt.Sprintf("FAILED: exit %d, want %d", got, c.want)
+		case !strings.Contains(out, c.why):
+			status = fmt.Sprintf("FAILED: the output does not say %q", c.why)
 		default:
 			good++
 		}
-		fmt.Fprintf(stdout, "drift controls: [%d/%d] %s: exit %d (want %d) in %v, %s\n", i+1, len(controls), c.name, got, c.want, took, status)
+		fmt.Fprintf(stdout, "drift controls: [%d/%d] %s: exit %d (want %d, saying %q) in %v, %s\n", i+1, len(controls), c.name, got, c.want, c.why, took, status)
+		if status != "as expected" {
+			fmt.Fprintf(stderr, "%s\n", out)
+		}
 		verdicts = append(verdicts, fmt.Sprintf("%s %d", c.name, got))
 	}
 	fmt.Fprintf(stdout, "drift controls: %d seeded changes, %d verdicts as expected (%s); not seeded: %s\n",
@@ -101,16 +108,16 @@ func runControls(root string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// run resets the clone, applies c and returns drift's exit status on it.
-func (c control) run(clone, bin string, stderr io.Writer) (int, error) {
+// run resets the clone, applies c and returns drift's exit status on it and its output.
+func (c control) run(clone, bin string) (int, string, error) {
 	reset := exec.Command("sh", "-c", "git checkout --quiet -- . && git clean --quiet -fd")
 	reset.Dir = clone
 	if out, err := reset.CombinedOutput(); err != nil {
-		return -1, fmt.Errorf("resetting the clone: %v: %s", err, out)
+		return -1, "", fmt.Errorf("resetting the clone: %v: %s", err, out)
 	}
 	for _, e := range c.edits {
 		if err := e.apply(clone); err != nil {
-			return -1, err
+			return -1, "", err
 		}
 	}
 	if c.fix {
@@ -121,28 +128,14 @@ func (c control) run(clone, bin string, stderr io.Writer) (int, error) {
 	cmd := exec.Command(bin, append([]string{"-base", "HEAD"}, c.args...)...)
 	cmd.Dir = clone
 	cmd.Env = withoutAcks(os.Environ())
-	log, err := os.Create(filepath.Join(filepath.Dir(clone), logName(c.name)))
-	if err != nil {
-		return -1, err
-	}
-	defer log.Close()
-	cmd.Stdout, cmd.Stderr = log, log
-	err = cmd.Run()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		return exit.ExitCode(), nil
+		return exit.ExitCode(), out.String(), nil
 	}
-	return 0, err
-}
-
-// logName is a file name for a control's log.
-func logName(name string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return '-'
-	}, strings.ToLower(name)) + ".log"
+	return 0, out.String(), err
 }
 
 func withoutAcks(env []string) []string {
