@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"go/ast"
 	"go/parser"
-	"go/printer"
 	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/soundgate/soundgate/tlacheck"
@@ -134,8 +135,9 @@ func funcChanges(file string, old, cur []byte) ([]FuncChange, error) {
 	return out, nil
 }
 
-// funcTexts maps each function of a file to its code printed without comments, and
-// Decls to the other declarations, so that comments and layout do not count.
+// funcTexts maps each function of a file to a canonical encoding of its syntax tree,
+// and Decls to that of the other declarations, so that comments and layout do not
+// count.
 func funcTexts(file string, src []byte) (map[string]string, error) {
 	out := map[string]string{}
 	if src == nil {
@@ -148,24 +150,70 @@ func funcTexts(file string, src []byte) (map[string]string, error) {
 	}
 	var decls bytes.Buffer
 	for _, decl := range f.Decls {
-		var buf bytes.Buffer
-		if err := printer.Fprint(&buf, fset, decl); err != nil {
-			return nil, err
-		}
 		if fn, ok := decl.(*ast.FuncDecl); ok {
-			out[FuncName(fn)] = buf.String()
+			out[FuncName(fn)] = goCanon(fn)
 			continue
 		}
 		if g, ok := decl.(*ast.GenDecl); ok && g.Tok == token.IMPORT {
 			continue // imports follow the code that uses them
 		}
-		decls.Write(buf.Bytes())
-		decls.WriteByte('\n')
+		decls.WriteString(goCanon(decl))
 	}
 	if decls.Len() > 0 {
 		out[Decls] = decls.String()
 	}
 	return out, nil
+}
+
+var (
+	goPos      = reflect.TypeOf(token.NoPos)
+	goComments = reflect.TypeOf((*ast.CommentGroup)(nil))
+	goObject   = reflect.TypeOf((*ast.Object)(nil))
+	goScope    = reflect.TypeOf((*ast.Scope)(nil))
+)
+
+// goCanon encodes a Go syntax tree: node types and fields in order, lengths before
+// contents, without positions, comments or the parser's (cyclic) objects.
+func goCanon(n any) string {
+	var b []byte
+	var enc func(reflect.Value)
+	str := func(s string) { b = append(strconv.AppendInt(b, int64(len(s)), 10), ':'); b = append(b, s...) }
+	enc = func(v reflect.Value) {
+		switch t := v.Type(); {
+		case t == goPos, t == goComments, t == goObject, t == goScope:
+			return
+		}
+		switch v.Kind() {
+		case reflect.Interface, reflect.Pointer:
+			if v.IsNil() {
+				str("nil")
+				return
+			}
+			enc(v.Elem())
+		case reflect.Struct:
+			str(v.Type().Name())
+			for i := 0; i < v.NumField(); i++ {
+				enc(v.Field(i))
+			}
+		case reflect.Slice:
+			str(strconv.Itoa(v.Len()))
+			for i := 0; i < v.Len(); i++ {
+				enc(v.Index(i))
+			}
+		case reflect.String:
+			str(v.String())
+		case reflect.Bool:
+			str(strconv.FormatBool(v.Bool()))
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			str(strconv.FormatInt(v.Int(), 10))
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			str(strconv.FormatUint(v.Uint(), 10))
+		default:
+			panic(fmt.Sprintf("drift: no canonical encoding of %s", v.Type()))
+		}
+	}
+	enc(reflect.ValueOf(n))
+	return string(b)
 }
 
 // opChanges compares the spec's operators at the base and now.

@@ -46,7 +46,11 @@ var Roots = []string{"model", "impl"}
 func ScanDirectives(root string) ([]Directive, error) {
 	var out []Directive
 	for _, top := range Roots {
-		err := filepath.WalkDir(filepath.Join(root, top), func(path string, e fs.DirEntry, err error) error {
+		dir := filepath.Join(root, top)
+		if _, err := os.Stat(dir); os.IsNotExist(err) {
+			continue // nothing implemented there: the standing rules say so
+		}
+		err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
