@@ -21,6 +21,6 @@ export BASE DRIFT_ACKS
 drift:
 	@if [ -z "$$BASE" ]; then echo "make drift: give the base revision, BASE=<rev> (e.g. BASE=HEAD~1 or BASE=origin/main)" >&2; exit 2; fi
 	@mkdir -p $(BUILD)
-	$(GO) build -o $(BUILD)/drift ./cmd/drift # go run would turn exit 3 into 1
-	start=$$(date +%s); rc=0; $(BUILD)/drift -base "$$BASE" -json $(BUILD)/drift.json -md $(BUILD)/drift.md $(DRIFT_ARGS) || rc=$$?; \
+	$(GO) build -o $(BUILD)/bin/drift ./cmd/drift # go run would turn exit 3 into 1
+	start=$$(date +%s); rc=0; $(BUILD)/bin/drift -base "$$BASE" -json $(BUILD)/drift.json -md $(BUILD)/drift.md $(DRIFT_ARGS) || rc=$$?; \
 	  echo "make drift: BASE=$$BASE took $$(( $$(date +%s) - start ))s, exit $$rc"; exit $$rc
