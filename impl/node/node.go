@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -62,6 +63,10 @@ type Config struct {
 	// RetireCheck is how often the node looks for runs to retire; 0: every second, or
 	// every Retention if shorter.
 	RetireCheck time.Duration
+	// Trace, if set, gets one JSON line per step the core takes, per answer handed
+	// back and per start (trace.go): what trace validation replays against the spec.
+	// Nil costs nothing.
+	Trace io.Writer
 }
 
 // The node's own refusals; the core's are *core.Error values in Answer.Err.
@@ -97,12 +102,15 @@ type Node struct {
 	snap     *snapshotter     // nil: no snapshots
 	ret      *retirer         // nil: runs are never retired
 	onRetire func(core.RunID) // OnRetire's: told of each retirement, under mu
+	traceSeq uint64           // the last step's number in the trace
 }
 
 // New returns a node over an empty gate. cfg.Log, if any, must hold no records (use
 // Recover for a log that does).
 func New(cfg Config) *Node {
-	return newNode(cfg, core.New(limitsOf(cfg)), 0)
+	g := core.New(limitsOf(cfg))
+	traceRecovered(cfg, g, 0)
+	return newNode(cfg, g, 0)
 }
 
 func limitsOf(cfg Config) core.Limits {
@@ -187,14 +195,17 @@ func (n *Node) Apply(req Request) Answer {
 		return Answer{Err: fmt.Errorf("%w (%d)", ErrOverloaded, n.cfg.WaitersMax)}
 	}
 	rep, err := n.applyLocked(c)
+	seq := n.traceSeq
 	n.wakeLocked()
 	if err != nil {
+		n.traceDeliverLocked(seq, c.Op, rep, err)
 		return Answer{Err: err}
 	}
 	if waits && rep.Err == nil && rep.Admit.Answer == core.AnswerHeld {
 		n.parkLocked(c, req)
 		return Answer{Parked: true}
 	}
+	n.traceDeliverLocked(seq, c.Op, rep, nil)
 	return n.answerLocked(rep)
 }
 
@@ -224,9 +235,13 @@ func (n *Node) applyLocked(c core.Command) (core.Reply, error) {
 	}
 	rep := n.gate.Step(c)
 	if rep.Persist {
-		if err := n.appendLocked(c); err != nil {
+		err := n.appendLocked(c)
+		n.traceStepLocked(c, rep)
+		if err != nil {
 			return core.Reply{}, err
 		}
+	} else {
+		n.traceStepLocked(c, rep)
 	}
 	if rep.Wake {
 		n.wakes = append(n.wakes, c.Run)

@@ -34,6 +34,7 @@ func Recover(l *wal.Log, cfg Config) (*Node, error) {
 	if err := g.SetLimits(limitsOf(cfg)); err != nil {
 		return nil, fmt.Errorf("%w: raise the limit, or start under the old one and let runs retire first", err)
 	}
+	traceRecovered(cfg, g, last)
 	return newNode(cfg, g, last), nil
 }
 

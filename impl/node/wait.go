@@ -114,7 +114,9 @@ func (n *Node) reaskLocked(w *waiter) {
 	n.finishLocked(w, rep, err)
 }
 
+// finishLocked answers w with the reply of the step just taken.
 func (n *Node) finishLocked(w *waiter, rep core.Reply, err error) {
+	n.traceDeliverLocked(n.traceSeq, w.cmd.Op, rep, err)
 	if err != nil {
 		w.done(Answer{Err: err})
 		return
