@@ -148,6 +148,9 @@ func (n *Node) wakeLocked() {
 				continue
 			}
 			n.dropLocked(w)
+			if brokenWake && err == nil && rep.Err == nil && rep.Admit.Answer == core.AnswerDenied {
+				rep.Admit.Answer = core.AnswerAdmit
+			}
 			n.finishLocked(w, rep, err)
 		}
 		if err := n.refusalLocked(); err != nil { // the log failed during this pass

@@ -1,0 +1,5 @@
+//go:build broken_wake
+
+package node
+
+const brokenWake = true

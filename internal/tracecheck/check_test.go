@@ -1,0 +1,235 @@
+package tracecheck
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/soundgate/soundgate/impl/core"
+	"github.com/soundgate/soundgate/impl/node"
+	"github.com/soundgate/soundgate/impl/wal"
+)
+
+func specSource(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../spec/tla/SoundGate.tla")
+	require.NoError(t, err)
+	return string(b)
+}
+
+// workload drives a durable node with random commands over a few runs and keys, with
+// admits that wait for a decision, a clock that passes deadlines, and restarts of the
+// node on its log; every line goes to trace. A restart whose recovery fails ends it,
+// with the error, so that the trace up to there is checked first.
+func workload(t *testing.T, seed uint64, steps int, trace *bytes.Buffer) (recoverErr error) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "data")
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e37))
+	var now atomic.Int64
+	cfg := node.Config{Now: func() core.Time { return core.Time(now.Load()) }, Trace: trace}
+	start := func() (*node.Node, *wal.Log, error) {
+		l, err := wal.Open(dir, wal.Options{})
+		require.NoError(t, err)
+		n, err := node.Recover(l, cfg)
+		if err != nil {
+			l.Close()
+		}
+		return n, l, err
+	}
+	n, l, err := start()
+	require.NoError(t, err)
+	party := n.Join()
+	runs := []string{"alpha", "beta", "gamma"}
+	gen := map[string]int{} // a retired run's name is not reused: the next one is
+	keys := []core.Key{"send-mail", "pay", "delete-repo"}
+	for i := 0; i < steps; i++ {
+		base := runs[rng.IntN(len(runs))]
+		r, k := core.RunID(fmt.Sprint(base, "-", gen[base])), keys[rng.IntN(len(keys))]
+		var epoch int
+		var status core.RunStatus
+		var pending []core.Key
+		known := false
+		n.Inspect(func(g *core.Gate) {
+			if v, _, err := g.Status(r, ""); err == nil {
+				epoch, status, pending, known = int(v.Epoch), v.Status, v.Pending, true
+			}
+		})
+		if status.Final() && rng.IntN(3) > 0 { // a fleet moves on to new runs
+			gen[base]++
+			continue
+		}
+		epoch += rng.IntN(3) - 1 // mostly current, sometimes stale or ahead
+		c := core.Command{Run: r, Key: k, Epoch: uint64(max(epoch, 1))}
+		req := node.Request{}
+		p := rng.IntN(100)
+		if !known && rng.IntN(5) > 0 {
+			p = 0 // mostly open a run before using it
+		}
+		switch {
+		case p < 10:
+			c.Op, c.Key, c.Epoch = core.OpOpen, "", 0
+			if rng.IntN(5) == 0 {
+				c.Deadline = core.Time(now.Load() + int64(rng.IntN(200)))
+			}
+		case p < 50:
+			c.Op, c.Gated = core.OpAdmit, rng.IntN(2) == 0
+			if rng.IntN(2) == 0 {
+				req = node.Request{Wait: time.Hour, Party: party, Done: func(node.Answer) {}}
+			}
+		case p < 66:
+			c.Op, c.Decision, c.Epoch = core.OpDecide, core.Decision(1+rng.IntN(2)), 0
+			if len(pending) > 0 && rng.IntN(4) > 0 {
+				c.Key = pending[rng.IntN(len(pending))]
+			}
+		case p < 82:
+			c.Op, c.Outcome, c.Result, c.Epoch = core.OpComplete, core.Outcome(1+rng.IntN(2)), "done", 0
+		case p < 85:
+			c.Op, c.Key, c.Epoch = core.OpCancel, "", 0
+		case p < 90:
+			c.Op, c.Key, c.Epoch = core.OpFence, "", 0
+		case p < 93:
+			c.Op, c.Key, c.Epoch = core.OpRetire, "", 0
+			if a := n.Apply(node.Request{Cmd: c}); a.Err == nil && a.Reply.Run.Status == core.RunRetired {
+				require.NoError(t, n.Durable(a.After))
+				gen[base]++
+			}
+			continue
+		case p < 97:
+			now.Add(int64(rng.IntN(30)))
+			continue
+		default: // a restart: what is durable survives, the waiting admits do not
+			n.Close()
+			require.NoError(t, l.Close())
+			if n, l, err = start(); err != nil {
+				return err
+			}
+			party = n.Join()
+			continue
+		}
+		req.Cmd = c
+		a := n.Apply(req)
+		if !a.Parked && a.Err == nil {
+			require.NoError(t, n.Durable(a.After))
+		}
+	}
+	n.Close()
+	require.NoError(t, l.Close())
+	return nil
+}
+
+// TestTracesOfTheNodeValidate: random workloads of a durable node, restarts
+// included, replay against the spec to their end.
+func TestTracesOfTheNodeValidate(t *testing.T) {
+	src := specSource(t)
+	for seed := uint64(1); seed <= 8; seed++ {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			var trace bytes.Buffer
+			recoverErr := workload(t, seed, 2000, &trace)
+			res, err := Check(src, trace.String())
+			require.NoError(t, err)
+			require.Nil(t, res.Mismatch, "%v\n%s", res.Mismatch, around(trace.String(), res.Mismatch))
+			require.NoError(t, recoverErr)
+			require.Greater(t, res.Recoveries, 0)
+			require.Greater(t, res.Deliveries, 0)
+			t.Log(res.Summary())
+			t.Log(res.Answers)
+		})
+	}
+}
+
+func around(trace string, m *Mismatch) string {
+	if m == nil {
+		return ""
+	}
+	lines := strings.Split(trace, "\n")
+	from := max(0, m.Line-6)
+	return strings.Join(lines[from:min(len(lines), m.Line)], "\n")
+}
+
+// TestTracesCatchBrokenGates: the negative controls. Each deliberately broken build
+// of the core (impl/core/broken.go) and of the node's wake path (impl/node/broken.go)
+// runs the workloads above, and trace validation must find a mismatch in it.
+func TestTracesCatchBrokenGates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds five broken variants") // -short is never what make test or make verify runs
+	}
+	mismatch := regexp.MustCompile(`Messages:\s+trace line \d+: (.*)`)
+	for _, tag := range []string{"broken_p1", "broken_p2", "broken_p3", "broken_p4", "broken_wake"} {
+		t.Run(tag, func(t *testing.T) {
+			t.Parallel()
+			out, err := exec.Command("go", "test", "-count=1", "-tags", tag, "-run", "^TestTracesOfTheNodeValidate$", ".").CombinedOutput()
+			require.Error(t, err, "the %s build passed trace validation:\n%s", tag, out)
+			m := mismatch.FindStringSubmatch(string(out))
+			require.NotNil(t, m, "the %s build failed, but not with a mismatch:\n%s", tag, out)
+			t.Logf("%s: caught: %s", tag, m[1])
+		})
+	}
+}
+
+// TestTamperedTracesAreCaught: edits of a valid trace, each of a kind a broken shell
+// could produce, and the mismatch or error each must give; a line torn by a crash is
+// dropped and counted, not a mismatch.
+func TestTamperedTracesAreCaught(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, workload(t, 3, 600, &buf))
+	trace := buf.String()
+	lines := strings.Split(trace, "\n")
+	first := func(pred func(string) bool) int {
+		for i, l := range lines {
+			if pred(l) {
+				return i
+			}
+		}
+		t.Fatal("no such line in the trace")
+		return -1
+	}
+	edit := func(i int, f func(string) string) string {
+		out := append([]string(nil), lines...)
+		out[i] = f(out[i])
+		return strings.Join(out, "\n")
+	}
+	laterStart := first(func(l string) bool { return strings.HasPrefix(l, `{"recovered":`) && !strings.HasPrefix(l, `{"recovered":0,`) })
+	withView := first(func(l string) bool { return strings.Contains(l, `"op":"admit"`) && strings.Contains(l, `"answer":"held"`) })
+	delivered := first(func(l string) bool { return strings.HasPrefix(l, `{"deliver":`) && strings.Contains(l, `"answer":"held"`) })
+	for _, tc := range []struct {
+		name, trace, want string
+	}{
+		{"a step's answer", edit(withView, func(l string) string { return strings.Replace(l, `"answer":"held"`, `"answer":"admit"`, 1) }), "the gate answered admit, the spec held"},
+		{"a view", edit(withView, func(l string) string { return strings.Replace(l, `"status":"held"`, `"status":"released"`, 1) }), `status: spec "held", gate "released"`},
+		{"a delivered answer", edit(delivered, func(l string) string { return strings.Replace(l, `"answer":"held"`, `"answer":"duplicate"`, 1) }), "the answer handed back for step"},
+		{"a persisted flag", edit(withView, func(l string) string { return strings.Replace(l, `"persist":true,`, ``, 1) }), "the gate persisted false"},
+		{"a start past the durable records", edit(laterStart, func(l string) string { return strings.Replace(l, `{"recovered":`, `{"recovered":99999`, 1) }), "which no persisted step of the trace wrote"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.NotEqual(t, trace, tc.trace, "the edit changed nothing")
+			res, err := Check(specSource(t), tc.trace)
+			require.NoError(t, err)
+			require.NotNil(t, res.Mismatch)
+			require.Contains(t, res.Mismatch.What, tc.want)
+		})
+	}
+	t.Run("a line torn by a crash", func(t *testing.T) {
+		torn := edit(laterStart-1, func(l string) string { return l[:len(l)/2] })
+		res, err := Check(specSource(t), torn)
+		require.NoError(t, err)
+		require.Equal(t, 1, res.Torn)
+	})
+	t.Run("a torn line that is not the last of its process", func(t *testing.T) {
+		_, err := Check(specSource(t), edit(withView, func(l string) string { return l[:len(l)/2] }))
+		require.ErrorContains(t, err, "trace line")
+	})
+	t.Run("a trace that starts on a log with records", func(t *testing.T) {
+		_, err := Check(specSource(t), strings.Join(lines[laterStart:], "\n"))
+		require.ErrorContains(t, err, "trace a gate from an empty data directory")
+	})
+}
