@@ -167,7 +167,9 @@ func answerText(a node.TraceAnswer) string {
 	return a.Answer
 }
 
-func (c *checker) runV(r string) tlacheck.Value { return tlacheck.ModelValue(fmt.Sprintf("r%d", c.d.runs[r])) }
+func (c *checker) runV(r string) tlacheck.Value {
+	return tlacheck.ModelValue(fmt.Sprintf("r%d", c.d.runs[r]))
+}
 
 func (c *checker) keyV(r, k string) tlacheck.Value {
 	return tlacheck.ModelValue(fmt.Sprintf("k%d", c.d.keys[r][k]))

@@ -198,9 +198,15 @@ func TestTamperedTracesAreCaught(t *testing.T) {
 		out[i] = f(out[i])
 		return strings.Join(out, "\n")
 	}
-	laterStart := first(func(l string) bool { return strings.HasPrefix(l, `{"recovered":`) && !strings.HasPrefix(l, `{"recovered":0,`) })
-	withView := first(func(l string) bool { return strings.Contains(l, `"op":"admit"`) && strings.Contains(l, `"answer":"held"`) })
-	delivered := first(func(l string) bool { return strings.HasPrefix(l, `{"deliver":`) && strings.Contains(l, `"answer":"held"`) })
+	laterStart := first(func(l string) bool {
+		return strings.HasPrefix(l, `{"recovered":`) && !strings.HasPrefix(l, `{"recovered":0,`)
+	})
+	withView := first(func(l string) bool {
+		return strings.Contains(l, `"op":"admit"`) && strings.Contains(l, `"answer":"held"`)
+	})
+	delivered := first(func(l string) bool {
+		return strings.HasPrefix(l, `{"deliver":`) && strings.Contains(l, `"answer":"held"`)
+	})
 	for _, tc := range []struct {
 		name, trace, want string
 	}{
