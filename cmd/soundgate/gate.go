@@ -27,6 +27,7 @@ type gateOptions struct {
 	waitersMax          int
 	snapshotEvery       uint64
 	retention           time.Duration // a finished run unchanged this long is retired; 0: never
+	trace               string        // a file the node's trace lines are appended to ("": none)
 	goroutines          bool
 	version             string
 	logger              *slog.Logger
@@ -103,6 +104,15 @@ func (g *gate) io() string {
 func (g *gate) openNode() (*node.Node, error) {
 	cfg := node.Config{Limits: g.o.core, Logger: g.o.logger, WaitersMax: g.o.waitersMax, SnapshotEvery: g.o.snapshotEvery,
 		Retention: g.o.retention}
+	if g.o.trace != "" {
+		// Appended, one write per line: the lines of every start, crashed ones too,
+		// follow each other in one file.
+		f, err := os.OpenFile(g.o.trace, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("open the trace file: %v", err)
+		}
+		cfg.Trace = f
+	}
 	if g.o.data == "" {
 		return node.New(cfg), nil
 	}

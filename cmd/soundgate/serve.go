@@ -50,6 +50,7 @@ func serveMain(args []string) int {
 	o.limitFlags(fs)
 	ioModel := fs.String("io", "loop", "loop: one event loop serves every connection (Linux epoll; elsewhere goroutines); goroutines: a reader and a writer goroutine per connection")
 	verbose := fs.Bool("v", false, "log every connection-level event")
+	fs.StringVar(&o.trace, "trace", "", "append one JSON line per step of the core, per answer and per start to this file, for trace validation against the spec (go run ./cmd/tracecheck FILE); slows every request by a write: for verification, not for production")
 	gcPercent := fs.Int("gc-percent", gcPercentDefault, "the Go collector's target: the heap may grow this many percent over what is live before a collection (the GOGC environment variable, when set, wins unless this flag is given)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage

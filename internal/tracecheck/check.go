@@ -137,6 +137,11 @@ func (c *checker) recovered(l *line) error {
 			return err
 		}
 	}
+	for lsn := range c.durable { // the records after it were lost with the process
+		if lsn > *l.Recovered {
+			delete(c.durable, lsn)
+		}
+	}
 	c.cur = s
 	c.answers = map[uint64]node.TraceAnswer{}
 	return nil
@@ -238,4 +243,27 @@ func (c *checker) sameRun(l *line, s tlacheck.State, r string, v *node.TraceView
 		return mismatch(l, "run %q after %s: %s", r, l.kind(), strings.Join(diffs, "; "))
 	}
 	return nil
+}
+
+// Add adds the counts of o to r (a total over traces): the runs are summed, the keys
+// of a run the most, a mismatch the first.
+func (r *Result) Add(o *Result) {
+	r.Lines += o.Lines
+	r.Steps += o.Steps
+	r.Stutters += o.Stutters
+	r.Timeouts += o.Timeouts
+	r.Refusals += o.Refusals
+	r.Deliveries += o.Deliveries
+	r.Recoveries += o.Recoveries
+	r.Torn += o.Torn
+	r.Runs, r.Keys = r.Runs+o.Runs, max(r.Keys, o.Keys)
+	if r.Mismatch == nil {
+		r.Mismatch = o.Mismatch
+	}
+	if r.Answers == nil {
+		r.Answers = map[string]int{}
+	}
+	for k, n := range o.Answers {
+		r.Answers[k] += n
+	}
 }

@@ -164,13 +164,19 @@ func TestTracesCatchBrokenGates(t *testing.T) {
 		t.Skip("builds five broken variants") // -short is never what make test or make verify runs
 	}
 	mismatch := regexp.MustCompile(`Messages:\s+trace line \d+: (.*)`)
-	for _, tag := range []string{"broken_p1", "broken_p2", "broken_p3", "broken_p4", "broken_wake"} {
+	tags := []string{"broken_p1", "broken_p2", "broken_p3", "broken_p4", "broken_wake"}
+	var caught atomic.Int32
+	t.Cleanup(func() { // after the parallel subtests
+		t.Logf("trace validation negative controls: %d of %d broken builds caught (%s)", caught.Load(), len(tags), strings.Join(tags, ", "))
+	})
+	for _, tag := range tags {
 		t.Run(tag, func(t *testing.T) {
 			t.Parallel()
 			out, err := exec.Command("go", "test", "-count=1", "-tags", tag, "-run", "^TestTracesOfTheNodeValidate$", ".").CombinedOutput()
 			require.Error(t, err, "the %s build passed trace validation:\n%s", tag, out)
 			m := mismatch.FindStringSubmatch(string(out))
 			require.NotNil(t, m, "the %s build failed, but not with a mismatch:\n%s", tag, out)
+			caught.Add(1)
 			t.Logf("%s: caught: %s", tag, m[1])
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -95,6 +96,11 @@ type Process struct {
 	// Env is added to the environment of every start (set it before Start to
 	// change the next one, e.g. to arm a failpoint).
 	Env []string
+	// Trace, if set, is the file every start of a serve appends its trace lines to
+	// (serve --trace), for trace validation (cmd/tracecheck). NewProcess sets it to a
+	// new file in $SOUNDGATE_TRACE_DIR when that is set, so that every harness built on
+	// Process (lincheck, the crash harness, the probes) leaves its traces there.
+	Trace string
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -130,8 +136,17 @@ func NewProcess(bin string, args []string, dir string) (*Process, error) {
 		}
 		sock = filepath.Join(short, "gate.sock")
 	}
-	return &Process{Bin: bin, Args: args, Dir: dir, TCP: addr, Unix: sock}, nil
+	p := &Process{Bin: bin, Args: args, Dir: dir, TCP: addr, Unix: sock}
+	if traces := os.Getenv(TraceDirEnv); traces != "" && len(args) > 0 && args[0] == "serve" {
+		p.Trace = filepath.Join(traces, fmt.Sprintf("trace-%d-%d.ndjson", os.Getpid(), traceFiles.Add(1)))
+	}
+	return p, nil
 }
+
+// TraceDirEnv names the directory where NewProcess puts a trace file per server.
+const TraceDirEnv = "SOUNDGATE_TRACE_DIR"
+
+var traceFiles atomic.Int64
 
 // LogPath is the file the server's output goes to, over all its lives.
 func (p *Process) LogPath() string { return filepath.Join(p.Dir, "server.log") }
@@ -147,6 +162,9 @@ func (p *Process) Start(ctx context.Context) error {
 		"--data", filepath.Join(p.Dir, "data"), "--listen="+p.TCP)
 	if p.Unix != "" {
 		args = append(args, "--unix", p.Unix)
+	}
+	if p.Trace != "" {
+		args = append(args, "--trace", p.Trace)
 	}
 	log, err := os.OpenFile(p.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
