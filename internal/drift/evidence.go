@@ -29,6 +29,8 @@ var (
 		[]string{"go", "test", "-count=1", "-run", "^(TestExhaustive|TestRandomCore|TestConformanceCatchesBrokenCores)$", "./conformance/"}}
 	EvWire = Evidence{"wire", "model == server: random conformance over the wire, in memory and durable",
 		[]string{"go", "test", "-count=1", "-run", "^(TestRandomWire|TestRandomDurable)$", "./conformance/"}}
+	EvTrace = Evidence{"trace", "node == spec: traces of durable nodes (waits, deadlines, restarts) replayed against the spec",
+		[]string{"go", "test", "-count=1", "-run", "^(TestTracesOfTheNodeValidate|TestTamperedTracesAreCaught)$", "./internal/tracecheck/"}}
 )
 
 // EvMutation scores the mutants of the core's lines changed since base.
