@@ -18,7 +18,12 @@ test-probes:
 	cd probes/js && node --test test/*.test.mjs
 	cd probes/go && $(GO) vet ./harness ./gatedrun && $(GO) test -race -count=1 ./harness ./gatedrun
 
-probes-all: probes-install probes-run probes-table
+probes-all: probes-install probes-run probes-table probes-trace
+
+# Every gate the probes start writes its trace into PROBES_TRACES (servertest.Process
+# and clients/node/test/server.mjs read $SOUNDGATE_TRACE_DIR); probes-trace replays
+# them against the spec (docs/verify/drift.md, "Trace validation").
+PROBES_TRACES := $(abspath $(BUILD))/probes/traces
 
 probes-install:
 	@mkdir -p $(BUILD)/probes
@@ -26,11 +31,15 @@ probes-install:
 
 probes-run:
 	$(GO) build -o $(PROBES_BIN) ./cmd/soundgate
-	rm -rf probes/results/raw && mkdir -p probes/results/raw
-	cd probes/js && SOUNDGATE_BIN=$(PROBES_BIN) node run.mjs --repeat $(PROBES_REPEAT) > $(abspath $(BUILD))/probes/js.log; rc=$$?; \
+	rm -rf probes/results/raw $(PROBES_TRACES) && mkdir -p probes/results/raw $(PROBES_TRACES)
+	cd probes/js && SOUNDGATE_TRACE_DIR=$(PROBES_TRACES) SOUNDGATE_BIN=$(PROBES_BIN) node run.mjs --repeat $(PROBES_REPEAT) > $(abspath $(BUILD))/probes/js.log; rc=$$?; \
 	  grep -E '^(VIOLATION|CLEAN|UNAVAILABLE|ERROR|js probes|mediated variant)' $(abspath $(BUILD))/probes/js.log; exit $$rc
-	cd probes/go && SOUNDGATE_BIN=$(PROBES_BIN) $(GO) run ./cmd/probes -repeat $(PROBES_REPEAT) > $(abspath $(BUILD))/probes/go.log; rc=$$?; \
+	cd probes/go && SOUNDGATE_TRACE_DIR=$(PROBES_TRACES) SOUNDGATE_BIN=$(PROBES_BIN) $(GO) run ./cmd/probes -repeat $(PROBES_REPEAT) > $(abspath $(BUILD))/probes/go.log; rc=$$?; \
 	  grep -E '^(VIOLATION|CLEAN|UNAVAILABLE|ERROR|go probes|mediated variant)' $(abspath $(BUILD))/probes/go.log; exit $$rc
 
 probes-table:
 	node probes/table.mjs | tee $(BUILD)/probes/table.log
+
+probes-trace:
+	@ls $(PROBES_TRACES)/*.ndjson >/dev/null 2>&1 || { echo "probes-trace: FAILED: the probes left no trace in $(PROBES_TRACES)"; exit 1; }
+	$(GO) run ./cmd/tracecheck $(PROBES_TRACES)/*.ndjson | tee $(BUILD)/probes/trace.log | tail -n 1

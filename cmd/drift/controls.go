@@ -53,7 +53,6 @@ var controls = []control{
 		old: "Live(s) == s \\in {\"held\", \"released\"}", new: "Live(s) == s \\in {\"released\", \"held\"}"}}},
 }
 
-
 // runControls applies each control to a clone of root's HEAD and checks drift's exit
 // status on it. It returns the command's exit status: 0 when every verdict is the
 // expected one.
@@ -99,7 +98,7 @@ func runControls(root string, stdout, stderr io.Writer) int {
 				good++
 			}
 		}
-		fmt.Fprintf(stdout, "drift controls: [%d/%d] %s: exit %d (want %d, saying %q) in %v, %s\n", i+1, len(controls), c.name, got, c.want, strings.Join(c.why, `" and "`), took, status)
+		fmt.Fprintf(stdout, "drift controls: [%d/%d] %s: exit %d (want %d, saying \"%s\") in %v, %s\n", i+1, len(controls), c.name, got, c.want, strings.Join(c.why, `" and "`), took, status)
 		if status != "as expected" {
 			fmt.Fprintf(stderr, "%s\n", out)
 		}

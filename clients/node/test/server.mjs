@@ -33,6 +33,8 @@ function freePort() {
 }
 
 /** startGate starts a gate with the roles fixture; resolves to {port, stop()}. */
+let traces = 0;
+
 export async function startGate() {
   const bin = gateBinary();
   if (!existsSync(bin)) throw new Error(`soundgate binary missing: ${bin}`);
@@ -40,7 +42,13 @@ export async function startGate() {
   const roles = join(dir, "roles.json");
   writeFileSync(roles, FIXTURE, { mode: 0o600 });
   const port = await freePort();
-  const p = spawn(bin, ["serve", "--roles", roles, "--listen", `127.0.0.1:${port}`, "--durability", "memory"], { stdio: ["ignore", "pipe", "pipe"] });
+  const args = ["serve", "--roles", roles, "--listen", `127.0.0.1:${port}`, "--durability", "memory"];
+  // As servertest.Process does: with $SOUNDGATE_TRACE_DIR, each gate writes its trace
+  // there, for trace validation (cmd/tracecheck).
+  if (process.env.SOUNDGATE_TRACE_DIR) {
+    args.push("--trace", join(process.env.SOUNDGATE_TRACE_DIR, `trace-js-${process.pid}-${++traces}.ndjson`));
+  }
+  const p = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
   let log = "";
   await new Promise((res, rej) => {
     const t = setTimeout(() => rej(new Error(`gate did not start: ${log}`)), 10000);
