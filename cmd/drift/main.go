@@ -21,7 +21,8 @@
 // -controls runs verify-drift's seeded changes (controls.go) on a clone of HEAD and
 // exits 1 unless each gets its expected exit status.
 //
-// Exit status: 0 no drift, 1 drift, 2 usage or environment, 3 review needed (with
+// Exit status: 0 no drift, 1 drift, 2 usage or environment (a check the change calls
+// for is not in the tree included: no verdict), 3 review needed (with
 // -strict only: a change no action accounts for, a change of the shell, an
 // implementation-only change without a "Drift-Ack: ACTION: why" line in a commit
 // message or in $DRIFT_ACKS, stale pins on a refactor of the spec).

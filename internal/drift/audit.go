@@ -18,6 +18,9 @@ const (
 	OK     Verdict = "ok"     // nothing to say: what changed was rechecked and holds
 	Review Verdict = "review" // holds, but a reviewer must look (exit 3 under -strict)
 	Drift  Verdict = "drift"  // the spec and the code disagree, or a rule is broken (exit 1)
+	// Unchecked: evidence the change calls for could not run here, and nothing else
+	// found drift: no verdict (exit 2).
+	Unchecked Verdict = "unchecked"
 )
 
 func worse(a, b Verdict) Verdict {
@@ -120,6 +123,12 @@ func Audit(o Options) (*Report, error) {
 	rep.runEvidence(o, d, rows)
 	rep.judge(rows, behaviour, acks)
 	rep.ExitCode = exitOf(rep.Verdict, o.Strict)
+	for _, r := range rep.Results {
+		if r.Missing && rep.Verdict != Drift { // no verdict rests on a check that did not run
+			rep.Notes = append(rep.Notes, fmt.Sprintf("evidence %s %s: no verdict", r.Name, r.Last))
+			rep.Verdict, rep.ExitCode = Unchecked, 2
+		}
+	}
 	return rep, nil
 }
 
@@ -210,7 +219,7 @@ func (rep *Report) runEvidence(o Options, d *Diff, rows map[string]*Row) {
 func (rep *Report) judge(rows map[string]*Row, behaviour map[string]bool, acks map[string]string) {
 	failed := map[string]bool{}
 	for _, res := range rep.Results {
-		if !res.Passed {
+		if !res.Passed && !res.Missing {
 			failed[res.Name] = true
 			rep.Verdict = Drift
 		}

@@ -207,3 +207,13 @@ func TestExitOf(t *testing.T) {
 	require.Equal(t, Drift, worse(Review, Drift))
 	require.Equal(t, Review, worse(Review, OK))
 }
+
+// TestEvidenceNotInTheTree: a check whose package the tree lacks is not run and is
+// marked missing, never passed.
+func TestEvidenceNotInTheTree(t *testing.T) {
+	var progress strings.Builder
+	r := Evidence{Name: "x", Argv: []string{"go", "test", "./no/such/package/"}}.Run(t.TempDir(), t.TempDir(), &progress)
+	require.True(t, r.Missing)
+	require.False(t, r.Passed)
+	require.Contains(t, progress.String(), "cannot run: ./no/such/package/ is not in this tree")
+}

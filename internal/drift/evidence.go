@@ -50,11 +50,21 @@ type Result struct {
 	Took    time.Duration `json:"took_ns"`
 	Last    string        `json:"last_line"` // its output's last line
 	Log     string        `json:"log"`       // where its whole output is
+	Missing bool          `json:"missing,omitempty"` // the tree has no such check: it could not run
 }
 
 // Run runs e in root, its output to logDir/NAME.log, and says on progress what runs.
 func (e Evidence) Run(root, logDir string, progress io.Writer) Result {
 	r := Result{Name: e.Name, Command: strings.Join(e.Argv, " "), Log: filepath.Join(logDir, e.Name+".log")}
+	for _, a := range e.Argv[1:] {
+		if strings.HasPrefix(a, "./") {
+			if _, err := os.Stat(filepath.Join(root, a)); err != nil {
+				r.Missing, r.Last = true, fmt.Sprintf("cannot run: %s is not in this tree", a)
+				fmt.Fprintf(progress, "drift: evidence %s: %s\n", e.Name, r.Last)
+				return r
+			}
+		}
+	}
 	fmt.Fprintf(progress, "drift: evidence %s: %s\n", e.Name, r.Command)
 	start := time.Now()
 	cmd := exec.Command(e.Argv[0], e.Argv[1:]...)

@@ -55,7 +55,12 @@ func (rep *Report) Text(w io.Writer) {
 func (rep *Report) Summary() string {
 	var ev []string
 	for _, r := range rep.Results {
-		ev = append(ev, fmt.Sprintf("%s %s (%v)", r.Name, map[bool]string{true: "passed", false: "FAILED"}[r.Passed], r.Took))
+		switch {
+		case r.Missing:
+			ev = append(ev, r.Name+" NOT RUN")
+		default:
+			ev = append(ev, fmt.Sprintf("%s %s (%v)", r.Name, map[bool]string{true: "passed", false: "FAILED"}[r.Passed], r.Took))
+		}
 	}
 	if len(ev) == 0 {
 		ev = []string{"none needed"}
