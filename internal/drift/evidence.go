@@ -48,8 +48,8 @@ type Result struct {
 	Command string        `json:"command"`
 	Passed  bool          `json:"passed"`
 	Took    time.Duration `json:"took_ns"`
-	Last    string        `json:"last_line"` // its output's last line
-	Log     string        `json:"log"`       // where its whole output is
+	Last    string        `json:"last_line"`         // its output's last line
+	Log     string        `json:"log"`               // where its whole output is
 	Missing bool          `json:"missing,omitempty"` // the tree has no such check: it could not run
 }
 
