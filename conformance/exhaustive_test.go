@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ var (
 	deep    = flag.Bool("conformance.deep", false, "use the deep configurations (make verify)")
 	opsFlag = flag.Int64("conformance.ops", 0, "operations for the randomized modes (0: the mode's default)")
 	seed    = flag.Int64("conformance.seed", 0, "seed of the randomized modes (0: from the clock, printed)")
+	focusOn = flag.String("conformance.focus", "", "actions the randomized modes draw more often, comma separated (drift's rerun of touched actions)")
 )
 
 // quickSeed is the seed of the quick randomized modes, so that `make test` is
@@ -35,6 +37,14 @@ func defaultSeed() int64 {
 var total = NewStats()
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if *focusOn != "" {
+		if err := SetFocus(strings.Split(*focusOn, ",")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		fmt.Printf("conformance: the random modes draw %s %d times as often\n", *focusOn, FocusFactor)
+	}
 	code := m.Run()
 	fmt.Print(total.Report("total"))
 	os.Exit(code)

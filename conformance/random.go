@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/leanovate/gopter"
@@ -94,15 +96,43 @@ func genOp(c model.Config, st *traceState, stats *Stats, mu *sync.Mutex) gopter.
 		}
 	}
 	return gen.Weighted([]gen.WeightedGen{
-		{Weight: 40, Gen: g.admit()},
-		{Weight: 14, Gen: g.decide()},
-		{Weight: 10, Gen: g.complete()},
-		{Weight: openWeight, Gen: g.runOp(model.ActOpen)},
-		{Weight: 4, Gen: g.runOp(model.ActCancel)},
-		{Weight: 5, Gen: g.runOp(model.ActFence)},
-		{Weight: 3, Gen: g.runOp(model.ActTimeout)},
-		{Weight: 2, Gen: g.runOp(model.ActRetire)},
+		{Weight: weight(model.ActAdmit, 40), Gen: g.admit()},
+		{Weight: weight(model.ActDecide, 14), Gen: g.decide()},
+		{Weight: weight(model.ActComplete, 10), Gen: g.complete()},
+		{Weight: weight(model.ActOpen, openWeight), Gen: g.runOp(model.ActOpen)},
+		{Weight: weight(model.ActCancel, 4), Gen: g.runOp(model.ActCancel)},
+		{Weight: weight(model.ActFence, 5), Gen: g.runOp(model.ActFence)},
+		{Weight: weight(model.ActTimeout, 3), Gen: g.runOp(model.ActTimeout)},
+		{Weight: weight(model.ActRetire, 2), Gen: g.runOp(model.ActRetire)},
 	})
+}
+
+// focus holds the actions whose operations the random modes draw FocusFactor times
+// as often: drift's rerun of the actions a change touched (cmd/drift).
+var focus = map[string]bool{}
+
+// FocusFactor is how much more often a focused action is drawn.
+const FocusFactor = 4
+
+// SetFocus makes the random modes draw the operations of actions FocusFactor times
+// as often; nil: the default mix. An unknown action is an error.
+func SetFocus(actions []string) error {
+	next := map[string]bool{}
+	for _, a := range actions {
+		if !slices.Contains(model.Actions, a) {
+			return fmt.Errorf("conformance: focus on %q: not an action (%s)", a, strings.Join(model.Actions, ", "))
+		}
+		next[a] = true
+	}
+	focus = next
+	return nil
+}
+
+func weight(action string, w int) int {
+	if focus[action] {
+		return w * FocusFactor
+	}
+	return w
 }
 
 // opGen makes the generators of genOp, each drawing a run and a key index from runG

@@ -120,7 +120,7 @@ func Audit(o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.runEvidence(o, d, rows)
+	rep.runEvidence(o, d, rows, ops.Actions)
 	rep.judge(rows, behaviour, acks)
 	rep.ExitCode = exitOf(rep.Verdict, o.Strict)
 	for _, r := range rep.Results {
@@ -176,7 +176,7 @@ func inShell(pkg string) bool {
 
 // runEvidence runs what the touched actions and the shell's changes call for, each
 // check once.
-func (rep *Report) runEvidence(o Options, d *Diff, rows map[string]*Row) {
+func (rep *Report) runEvidence(o Options, d *Diff, rows map[string]*Row, actions []string) {
 	var spec, model, core bool
 	for _, r := range rows {
 		spec, model, core = spec || r.Spec, model || r.Model, core || r.Core
@@ -193,7 +193,13 @@ func (rep *Report) runEvidence(o Options, d *Diff, rows map[string]*Row) {
 		evs = append(evs, EvBroken)
 	}
 	if spec || model || core {
-		evs = append(evs, EvConformance)
+		var touched []string // the spec's actions now: a deleted one has nothing to draw
+		for _, a := range actions {
+			if rows[a] != nil {
+				touched = append(touched, a)
+			}
+		}
+		evs = append(evs, EvConformance(touched))
 	}
 	if coreLines {
 		evs = append(evs, EvMutation(o.Base))

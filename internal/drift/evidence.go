@@ -25,13 +25,21 @@ var (
 		[]string{"go", "test", "-count=1", "-run", "^(TestTLCFigures|TestSpecEqualsModel|TestAlteredModelIsCaught)$", "./model/"}}
 	EvBroken = Evidence{"broken", "each broken variant of the spec still breaks its property",
 		[]string{"go", "run", "./cmd/tlacheck", "-all", "spec/tla/broken"}}
-	EvConformance = Evidence{"conformance", "model == core: exhaustive and random conformance",
-		[]string{"go", "test", "-count=1", "-run", "^(TestExhaustive|TestRandomCore|TestConformanceCatchesBrokenCores)$", "./conformance/"}}
 	EvWire = Evidence{"wire", "model == server: random conformance over the wire, in memory and durable",
 		[]string{"go", "test", "-count=1", "-run", "^(TestRandomWire|TestRandomDurable)$", "./conformance/"}}
 	EvTrace = Evidence{"trace", "node == spec: traces of durable nodes (waits, deadlines, restarts) replayed against the spec",
 		[]string{"go", "test", "-count=1", "-run", "^(TestTracesOfTheNodeValidate|TestTamperedTracesAreCaught)$", "./internal/tracecheck/"}}
 )
+
+// EvConformance compares the model and the core, exhaustively and at random, the
+// random mode drawing the focused actions' operations more often.
+func EvConformance(focus []string) Evidence {
+	argv := []string{"go", "test", "-count=1", "-run", "^(TestExhaustive|TestRandomCore|TestConformanceCatchesBrokenCores)$", "./conformance/"}
+	if len(focus) > 0 {
+		argv = append(argv, "-args", "-conformance.focus="+strings.Join(focus, ","))
+	}
+	return Evidence{"conformance", "model == core: exhaustive and random conformance, weighted towards the touched actions", argv}
+}
 
 // EvMutation scores the mutants of the core's lines changed since base.
 func EvMutation(base string) Evidence {
