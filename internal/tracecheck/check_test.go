@@ -33,98 +33,123 @@ func specSource(t *testing.T) string {
 // with the error, so that the trace up to there is checked first.
 func workload(t *testing.T, seed uint64, steps int, trace *bytes.Buffer) (recoverErr error) {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "data")
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e37))
-	var now atomic.Int64
-	cfg := node.Config{Now: func() core.Time { return core.Time(now.Load()) }, Trace: trace}
-	start := func() (*node.Node, *wal.Log, error) {
-		l, err := wal.Open(dir, wal.Options{})
-		require.NoError(t, err)
-		n, err := node.Recover(l, cfg)
-		if err != nil {
-			l.Close()
-		}
-		return n, l, err
-	}
-	n, l, err := start()
-	require.NoError(t, err)
-	party := n.Join()
-	runs := []string{"alpha", "beta", "gamma"}
-	gen := map[string]int{} // a retired run's name is not reused: the next one is
-	keys := []core.Key{"send-mail", "pay", "delete-repo"}
+	w := &driver{t: t, dir: filepath.Join(t.TempDir(), "data"), rng: rand.New(rand.NewPCG(seed, seed^0x9e37)), gen: map[string]int{}}
+	w.cfg = node.Config{Now: func() core.Time { return core.Time(w.now.Load()) }, Trace: trace}
+	require.NoError(t, w.start())
 	for i := 0; i < steps; i++ {
-		base := runs[rng.IntN(len(runs))]
-		r, k := core.RunID(fmt.Sprint(base, "-", gen[base])), keys[rng.IntN(len(keys))]
-		var epoch int
-		var status core.RunStatus
-		var pending []core.Key
-		known := false
-		n.Inspect(func(g *core.Gate) {
-			if v, _, err := g.Status(r, ""); err == nil {
-				epoch, status, pending, known = int(v.Epoch), v.Status, v.Pending, true
-			}
-		})
-		if status.Final() && rng.IntN(3) > 0 { // a fleet moves on to new runs
-			gen[base]++
-			continue
-		}
-		epoch += rng.IntN(3) - 1 // mostly current, sometimes stale or ahead
-		c := core.Command{Run: r, Key: k, Epoch: uint64(max(epoch, 1))}
-		req := node.Request{}
-		p := rng.IntN(100)
-		if !known && rng.IntN(5) > 0 {
-			p = 0 // mostly open a run before using it
-		}
-		switch {
-		case p < 10:
-			c.Op, c.Key, c.Epoch = core.OpOpen, "", 0
-			if rng.IntN(5) == 0 {
-				c.Deadline = core.Time(now.Load() + int64(rng.IntN(200)))
-			}
-		case p < 50:
-			c.Op, c.Gated = core.OpAdmit, rng.IntN(2) == 0
-			if rng.IntN(2) == 0 {
-				req = node.Request{Wait: time.Hour, Party: party, Done: func(node.Answer) {}}
-			}
-		case p < 66:
-			c.Op, c.Decision, c.Epoch = core.OpDecide, core.Decision(1+rng.IntN(2)), 0
-			if len(pending) > 0 && rng.IntN(4) > 0 {
-				c.Key = pending[rng.IntN(len(pending))]
-			}
-		case p < 82:
-			c.Op, c.Outcome, c.Result, c.Epoch = core.OpComplete, core.Outcome(1+rng.IntN(2)), "done", 0
-		case p < 85:
-			c.Op, c.Key, c.Epoch = core.OpCancel, "", 0
-		case p < 90:
-			c.Op, c.Key, c.Epoch = core.OpFence, "", 0
-		case p < 93:
-			c.Op, c.Key, c.Epoch = core.OpRetire, "", 0
-			if a := n.Apply(node.Request{Cmd: c}); a.Err == nil && a.Reply.Run.Status == core.RunRetired {
-				require.NoError(t, n.Durable(a.After))
-				gen[base]++
-			}
-			continue
-		case p < 97:
-			now.Add(int64(rng.IntN(30)))
-			continue
-		default: // a restart: what is durable survives, the waiting admits do not
-			n.Close()
-			require.NoError(t, l.Close())
-			if n, l, err = start(); err != nil {
-				return err
-			}
-			party = n.Join()
-			continue
-		}
-		req.Cmd = c
-		a := n.Apply(req)
-		if !a.Parked && a.Err == nil {
-			require.NoError(t, n.Durable(a.After))
+		if err := w.step(); err != nil {
+			return err
 		}
 	}
-	n.Close()
-	require.NoError(t, l.Close())
+	w.n.Close()
+	require.NoError(t, w.l.Close())
 	return nil
+}
+
+// driver is a workload's state: the node, its log and clock, and the runs' names (a
+// retired run's name is not reused: the next generation of it is).
+type driver struct {
+	t     *testing.T
+	dir   string
+	rng   *rand.Rand
+	now   atomic.Int64
+	cfg   node.Config
+	n     *node.Node
+	l     *wal.Log
+	party *node.Party
+	gen   map[string]int
+}
+
+var (
+	workloadRuns = []string{"alpha", "beta", "gamma"}
+	workloadKeys = []core.Key{"send-mail", "pay", "delete-repo"}
+)
+
+// start recovers the node from its log.
+func (w *driver) start() error {
+	l, err := wal.Open(w.dir, wal.Options{})
+	require.NoError(w.t, err)
+	n, err := node.Recover(l, w.cfg)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	w.n, w.l, w.party = n, l, n.Join()
+	return nil
+}
+
+// step takes one random step: a command, the clock moving, or a restart.
+func (w *driver) step() error {
+	base := workloadRuns[w.rng.IntN(len(workloadRuns))]
+	r := core.RunID(fmt.Sprint(base, "-", w.gen[base]))
+	var view core.RunView
+	known := false
+	w.n.Inspect(func(g *core.Gate) {
+		if v, _, err := g.Status(r, ""); err == nil {
+			view, known = v, true
+		}
+	})
+	if view.Status.Final() && w.rng.IntN(3) > 0 { // a fleet moves on to new runs
+		w.gen[base]++
+		return nil
+	}
+	p := w.rng.IntN(100)
+	if !known && w.rng.IntN(5) > 0 {
+		p = 0 // mostly open a run before using it
+	}
+	switch {
+	case p < 93:
+		req := w.command(p, r, view)
+		a := w.n.Apply(req)
+		if !a.Parked && a.Err == nil {
+			require.NoError(w.t, w.n.Durable(a.After))
+		}
+		if req.Cmd.Op == core.OpRetire && a.Err == nil && a.Reply.Run.Status == core.RunRetired {
+			w.gen[base]++
+		}
+	case p < 97:
+		w.now.Add(int64(w.rng.IntN(30)))
+	default: // a restart: what is durable survives, the waiting admits do not
+		w.n.Close()
+		require.NoError(w.t, w.l.Close())
+		return w.start()
+	}
+	return nil
+}
+
+// command draws a command on run r (view: its state now) by p, out of 0..92.
+func (w *driver) command(p int, r core.RunID, view core.RunView) node.Request {
+	rng := w.rng
+	epoch := int(view.Epoch) + rng.IntN(3) - 1 // mostly current, sometimes stale or ahead
+	c := core.Command{Run: r, Key: workloadKeys[rng.IntN(len(workloadKeys))], Epoch: uint64(max(epoch, 1))}
+	req := node.Request{}
+	switch {
+	case p < 10:
+		c.Op, c.Key, c.Epoch = core.OpOpen, "", 0
+		if rng.IntN(5) == 0 {
+			c.Deadline = core.Time(w.now.Load() + int64(rng.IntN(200)))
+		}
+	case p < 50:
+		c.Op, c.Gated = core.OpAdmit, rng.IntN(2) == 0
+		if rng.IntN(2) == 0 {
+			req = node.Request{Wait: time.Hour, Party: w.party, Done: func(node.Answer) {}}
+		}
+	case p < 66:
+		c.Op, c.Decision, c.Epoch = core.OpDecide, core.Decision(1+rng.IntN(2)), 0
+		if len(view.Pending) > 0 && rng.IntN(4) > 0 {
+			c.Key = view.Pending[rng.IntN(len(view.Pending))]
+		}
+	case p < 82:
+		c.Op, c.Outcome, c.Result, c.Epoch = core.OpComplete, core.Outcome(1+rng.IntN(2)), "done", 0
+	case p < 85:
+		c.Op, c.Key, c.Epoch = core.OpCancel, "", 0
+	case p < 90:
+		c.Op, c.Key, c.Epoch = core.OpFence, "", 0
+	default:
+		c.Op, c.Key, c.Epoch = core.OpRetire, "", 0
+	}
+	req.Cmd = c
+	return req
 }
 
 // TestTracesOfTheNodeValidate: random workloads of a durable node, restarts
