@@ -8,6 +8,8 @@ import (
 	"go/types"
 	"sort"
 	"strings"
+
+	"github.com/soundgate/soundgate/internal/goast"
 )
 
 // edit is a candidate mutation proposed by an operator, before type checking.
@@ -90,7 +92,7 @@ func (g *fileGen) generate() []edit {
 	for _, d := range g.file.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
-			g.fn = funcName(d)
+			g.fn = goast.FuncName(d)
 			g.stmt = d
 			g.body = false
 			if d.Body == nil {
@@ -115,31 +117,6 @@ func (g *fileGen) generate() []edit {
 		}
 	}
 	return g.edits
-}
-
-func funcName(d *ast.FuncDecl) string {
-	if d.Recv == nil || len(d.Recv.List) == 0 {
-		return d.Name.Name
-	}
-	t := d.Recv.List[0].Type
-	for {
-		switch x := t.(type) {
-		case *ast.StarExpr:
-			t = x.X
-			continue
-		case *ast.IndexExpr:
-			t = x.X
-			continue
-		case *ast.IndexListExpr:
-			t = x.X
-			continue
-		}
-		break
-	}
-	if id, ok := t.(*ast.Ident); ok {
-		return id.Name + "." + d.Name.Name
-	}
-	return d.Name.Name
 }
 
 // walk visits a subtree, tracking the innermost statement for id contexts.

@@ -16,6 +16,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/soundgate/soundgate/internal/goast"
 )
 
 // Prefix starts a directive: `//spec:action NAME pin=HEX`, one line of the doc
@@ -123,29 +125,5 @@ func FileDirectives(file string, src []byte) ([]Directive, error) {
 	return out, nil
 }
 
-// FuncName is "Name" of a function and "Recv.Name" of a method (the receiver's type
-// without pointer or type parameters).
-func FuncName(fn *ast.FuncDecl) string {
-	if fn.Recv == nil || len(fn.Recv.List) == 0 {
-		return fn.Name.Name
-	}
-	t := fn.Recv.List[0].Type
-	for {
-		switch x := t.(type) {
-		case *ast.StarExpr:
-			t = x.X
-			continue
-		case *ast.IndexExpr:
-			t = x.X
-			continue
-		case *ast.IndexListExpr:
-			t = x.X
-			continue
-		}
-		break
-	}
-	if id, ok := t.(*ast.Ident); ok {
-		return id.Name + "." + fn.Name.Name
-	}
-	return fn.Name.Name
-}
+// FuncName is how drift names a function: goast.FuncName.
+func FuncName(fn *ast.FuncDecl) string { return goast.FuncName(fn) }
