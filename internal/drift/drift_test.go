@@ -212,8 +212,15 @@ func TestExitOf(t *testing.T) {
 // marked missing, never passed.
 func TestEvidenceNotInTheTree(t *testing.T) {
 	var progress strings.Builder
-	r := Evidence{Name: "x", Argv: []string{"go", "test", "./no/such/package/"}}.Run(t.TempDir(), t.TempDir(), &progress)
+	r := Evidence{Name: "x", Argv: []string{"go", "test", "./no/such/package/"}, Needs: []string{"no/such/package"}}.Run(t.TempDir(), t.TempDir(), &progress)
 	require.True(t, r.Missing)
 	require.False(t, r.Passed)
-	require.Contains(t, progress.String(), "cannot run: ./no/such/package/ is not in this tree")
+	require.Contains(t, progress.String(), "cannot run: no/such/package is not in this tree")
+	for _, e := range []Evidence{EvGraphs, EvBroken, EvWire, EvTrace, EvConformance([]string{"Admit"}), EvMutation("HEAD")} {
+		for _, need := range e.Needs {
+			_, err := os.Stat(filepath.Join("../..", need))
+			require.NoError(t, err, "evidence %s needs %s, which this tree has", e.Name, need)
+		}
+		require.NotEmpty(t, e.Needs, e.Name)
+	}
 }

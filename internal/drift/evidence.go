@@ -13,22 +13,25 @@ import (
 
 // Evidence is one check that a touched action reruns.
 type Evidence struct {
-	Name string
-	Why  string   // what it establishes
-	Argv []string // run in the root
+	Name  string
+	Why   string   // what it establishes
+	Argv  []string // run in the root
+	Needs []string // paths in the root it runs: absent, it cannot run (an older tree)
 }
 
 // The evidence drift knows. Each is a link of the verification chain on its quick
 // configurations (make verify runs the deep ones).
 var (
 	EvGraphs = Evidence{"graphs", "spec == model: equal labelled graphs, and the model's figures equal TLC's",
-		[]string{"go", "test", "-count=1", "-run", "^(TestTLCFigures|TestSpecEqualsModel|TestAlteredModelIsCaught)$", "./model/"}}
+		[]string{"go", "test", "-count=1", "-run", "^(TestTLCFigures|TestSpecEqualsModel|TestAlteredModelIsCaught)$", "./model/"},
+		[]string{"model"}}
 	EvBroken = Evidence{"broken", "each broken variant of the spec still breaks its property",
-		[]string{"go", "run", "./cmd/tlacheck", "-all", "spec/tla/broken"}}
+		[]string{"go", "run", "./cmd/tlacheck", "-all", "spec/tla/broken"}, []string{"cmd/tlacheck", "spec/tla/broken"}}
 	EvWire = Evidence{"wire", "model == server: random conformance over the wire, in memory and durable",
-		[]string{"go", "test", "-count=1", "-run", "^(TestRandomWire|TestRandomDurable)$", "./conformance/"}}
+		[]string{"go", "test", "-count=1", "-run", "^(TestRandomWire|TestRandomDurable)$", "./conformance/"}, []string{"conformance"}}
 	EvTrace = Evidence{"trace", "node == spec: traces of durable nodes (waits, deadlines, restarts) replayed against the spec",
-		[]string{"go", "test", "-count=1", "-run", "^(TestTracesOfTheNodeValidate|TestTamperedTracesAreCaught)$", "./internal/tracecheck/"}}
+		[]string{"go", "test", "-count=1", "-run", "^(TestTracesOfTheNodeValidate|TestTamperedTracesAreCaught)$", "./internal/tracecheck/"},
+		[]string{"internal/tracecheck"}}
 )
 
 // EvConformance compares the model and the core, exhaustively and at random, the
@@ -38,7 +41,7 @@ func EvConformance(focus []string) Evidence {
 	if len(focus) > 0 {
 		argv = append(argv, "-args", "-conformance.focus="+strings.Join(focus, ","))
 	}
-	return Evidence{"conformance", "model == core: exhaustive and random conformance, weighted towards the touched actions", argv}
+	return Evidence{"conformance", "model == core: exhaustive and random conformance, weighted towards the touched actions", argv, []string{"conformance"}}
 }
 
 // EvMutation scores the mutants of the core's lines changed since base.
@@ -47,7 +50,7 @@ func EvMutation(base string) Evidence {
 		[]string{"go", "run", "./cmd/mutate", "-name", "impl/core", "-threshold", "90", "-suppress", "mutation/suppress.txt",
 			"-test", "./impl/core/,./conformance/", "-skip",
 			"TestScenariosCatchBrokenCores|TestInvariantTierCatchesBrokenP3|TestConformanceCatchesBrokenCores|TestRandomWire|TestRandomDurable|TestDurableCatchesEarlyAck",
-			"-diff", base, "./impl/core/"}}
+			"-diff", base, "./impl/core/"}, []string{"cmd/mutate", "impl/core", "mutation/suppress.txt"}}
 }
 
 // Result is the outcome of one evidence run.
@@ -64,13 +67,11 @@ type Result struct {
 // Run runs e in root, its output to logDir/NAME.log, and says on progress what runs.
 func (e Evidence) Run(root, logDir string, progress io.Writer) Result {
 	r := Result{Name: e.Name, Command: strings.Join(e.Argv, " "), Log: filepath.Join(logDir, e.Name+".log")}
-	for _, a := range e.Argv[1:] {
-		if strings.HasPrefix(a, "./") {
-			if _, err := os.Stat(filepath.Join(root, a)); err != nil {
-				r.Missing, r.Last = true, fmt.Sprintf("cannot run: %s is not in this tree", a)
-				fmt.Fprintf(progress, "drift: evidence %s: %s\n", e.Name, r.Last)
-				return r
-			}
+	for _, need := range e.Needs {
+		if _, err := os.Stat(filepath.Join(root, need)); err != nil {
+			r.Missing, r.Last = true, fmt.Sprintf("cannot run: %s is not in this tree", need)
+			fmt.Fprintf(progress, "drift: evidence %s: %s\n", e.Name, r.Last)
+			return r
 		}
 	}
 	fmt.Fprintf(progress, "drift: evidence %s: %s\n", e.Name, r.Command)
