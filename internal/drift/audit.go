@@ -59,6 +59,7 @@ type Report struct {
 	Rows      []Row        `json:"actions"`
 	Shell     []FuncChange `json:"shell_changes"`
 	Unmapped  []FuncChange `json:"unmapped_changes"`
+	Checks    []string     `json:"checks_changed"` // files of the checks themselves
 	Results   []Result     `json:"evidence"`
 	Notes     []string     `json:"notes"`
 	Verdict   Verdict      `json:"verdict"`
@@ -185,14 +186,15 @@ func (rep *Report) runEvidence(o Options, d *Diff, rows map[string]*Row, actions
 	for _, c := range d.Funcs {
 		coreLines = coreLines || c.Pkg == "impl/core"
 	}
+	checks := rep.checksChanged(d.Files)
 	var evs []Evidence
-	if spec || model || core {
+	if spec || model || core || checks["graphs"] {
 		evs = append(evs, EvGraphs)
 	}
-	if spec {
+	if spec || checks["broken"] {
 		evs = append(evs, EvBroken)
 	}
-	if spec || model || core {
+	if spec || model || core || checks["conformance"] {
 		var touched []string // the spec's actions now: a deleted one has nothing to draw
 		for _, a := range actions {
 			if rows[a] != nil {
@@ -204,8 +206,11 @@ func (rep *Report) runEvidence(o Options, d *Diff, rows map[string]*Row, actions
 	if coreLines {
 		evs = append(evs, EvMutation(o.Base))
 	}
-	if len(rep.Shell) > 0 {
-		evs = append(evs, EvWire, EvTrace)
+	if len(rep.Shell) > 0 || checks["wire"] {
+		evs = append(evs, EvWire)
+	}
+	if len(rep.Shell) > 0 || checks["trace"] {
+		evs = append(evs, EvTrace)
 	}
 	for _, e := range evs {
 		rep.Results = append(rep.Results, e.Run(o.Root, o.LogDir, o.Progress))
@@ -219,6 +224,38 @@ func (rep *Report) runEvidence(o Options, d *Diff, rows map[string]*Row, actions
 		rep.Rows = append(rep.Rows, *r)
 	}
 	sort.Slice(rep.Rows, func(i, j int) bool { return rep.Rows[i].Action < rep.Rows[j].Action })
+}
+
+// CheckPaths are the folders and files of the checks themselves, each with the
+// evidence that must run again when it changes: a weakened check is drift too.
+var CheckPaths = []struct {
+	Prefix   string
+	Evidence []string
+}{
+	{"tlacheck/", []string{"graphs", "broken"}},
+	{"spec/tla/broken/", []string{"broken"}},
+	{"spec/tla/SoundGate_", []string{"graphs"}}, // the configurations
+	{"model/", []string{"graphs"}},              // its tests (its code is attributed)
+	{"conformance/", []string{"conformance", "wire"}},
+	{"internal/tracecheck/", []string{"trace"}},
+}
+
+// checksChanged returns the evidence whose checks the change touched, and records the
+// files in the report.
+func (rep *Report) checksChanged(files []string) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range files {
+		for _, c := range CheckPaths {
+			if strings.HasPrefix(f, c.Prefix) && (c.Prefix != "model/" || strings.HasSuffix(f, "_test.go")) {
+				rep.Checks = append(rep.Checks, f)
+				for _, e := range c.Evidence {
+					out[e] = true
+				}
+				break
+			}
+		}
+	}
+	return out
 }
 
 // judge gives each row, and the audit, its verdict.

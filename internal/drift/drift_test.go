@@ -224,3 +224,12 @@ func TestEvidenceNotInTheTree(t *testing.T) {
 		require.NotEmpty(t, e.Needs, e.Name)
 	}
 }
+
+// TestChecksChanged: a change of a check reruns its evidence; the model's own code is
+// attributed to actions instead, and other files are no check.
+func TestChecksChanged(t *testing.T) {
+	var rep Report
+	got := rep.checksChanged([]string{"conformance/random.go", "model/actions.go", "model/graph_test.go", "tlacheck/eval.go", "docs/x.md", "spec/tla/SoundGate_quick.cfg"})
+	require.Equal(t, map[string]bool{"conformance": true, "wire": true, "graphs": true, "broken": true}, got)
+	require.Equal(t, []string{"conformance/random.go", "model/graph_test.go", "tlacheck/eval.go", "spec/tla/SoundGate_quick.cfg"}, rep.Checks)
+}

@@ -45,6 +45,9 @@ func (rep *Report) Text(w io.Writer) {
 	for _, c := range rep.Unmapped {
 		fmt.Fprintf(w, "drift: unmapped: %s %s (%s): no action's implementation reaches it or is reached by it\n", c.Kind, c.Key(), c.File)
 	}
+	for _, f := range rep.Checks {
+		fmt.Fprintf(w, "drift: check changed: %s (its evidence runs again)\n", f)
+	}
 	for _, n := range rep.Notes {
 		fmt.Fprintf(w, "drift: note: %s\n", n)
 	}
@@ -69,8 +72,8 @@ func (rep *Report) Summary() string {
 	if rep.Base != "" {
 		base = fmt.Sprintf("base %s, %d files changed", rep.Base, rep.Files)
 	}
-	return fmt.Sprintf("drift: %s; %d directives, %d standing findings; %d actions touched, %d shell and %d unmapped changes; evidence: %s; verdict %s (exit %d)",
-		base, len(rep.directive), len(rep.Standing), len(rep.Rows), len(rep.Shell), len(rep.Unmapped), strings.Join(ev, ", "), rep.Verdict, rep.ExitCode)
+	return fmt.Sprintf("drift: %s; %d directives, %d standing findings; %d actions touched, %d shell and %d unmapped changes, %d files of the checks; evidence: %s; verdict %s (exit %d)",
+		base, len(rep.directive), len(rep.Standing), len(rep.Rows), len(rep.Shell), len(rep.Unmapped), len(rep.Checks), strings.Join(ev, ", "), rep.Verdict, rep.ExitCode)
 }
 
 // Markdown writes the report as a Markdown document (a PR comment, a CI artifact).
