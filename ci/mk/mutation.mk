@@ -29,7 +29,7 @@ mutation:
 # make mutation-diff BASE=origin/main: only the lines a change touched (pull requests).
 mutation-diff:
 	@mkdir -p $(BUILD)
-	$(GO) run ./cmd/mutate $(MUTATION_ARGS) -diff $(or $(BASE),HEAD) $(MUTATION_PKGS)
+	$(GO) run ./cmd/mutate $(MUTATION_ARGS) -diff "$${BASE:-HEAD}" $(MUTATION_PKGS) # BASE from the environment (ci/mk/drift.mk exports it): never pasted into the line
 
 verify-mutation:
 	@mkdir -p $(BUILD)
