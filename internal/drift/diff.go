@@ -66,8 +66,12 @@ func ReadDiff(root, base string, spec *tlacheck.Operators) (*Diff, error) {
 	if err != nil {
 		return nil, err
 	}
+	untracked, err := git(root, "ls-files", "--others", "--exclude-standard", "--", ".") // new files not added yet
+	if err != nil {
+		return nil, err
+	}
 	d := &Diff{Base: base, Ops: map[string]Kind{}}
-	for _, f := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, f := range strings.Split(strings.TrimSpace(string(out)+"\n"+string(untracked)), "\n") {
 		if f != "" {
 			d.Files = append(d.Files, f)
 		}
