@@ -144,6 +144,8 @@ func (n *Node) traceStepLocked(c core.Command, rep core.Reply) {
 		line.Outcome = c.Outcome.String()
 	}
 	if rep.Err == nil {
+		// Admit and Complete change their key only, but a denied admit may have timed
+		// its run out first (every live effect dropped): then the whole run.
 		all := c.Op != core.OpAdmit && c.Op != core.OpComplete || rep.Admit.Answer == core.AnswerDenied
 		line.View = traceViewOf(n.gate, c.Run, c.Key, all)
 	}

@@ -90,7 +90,7 @@ func Audit(o Options) (*Report, error) {
 	}
 	rep := &Report{Base: o.Base, Standing: Standing(ops, ds), Verdict: OK, directive: ds}
 	if o.Base == "" {
-		for range rep.Standing {
+		if len(rep.Standing) > 0 {
 			rep.Verdict = Drift
 		}
 		rep.ExitCode = exitOf(rep.Verdict, o.Strict)

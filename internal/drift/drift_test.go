@@ -233,3 +233,10 @@ func TestChecksChanged(t *testing.T) {
 	require.Equal(t, map[string]bool{"conformance": true, "wire": true, "graphs": true, "broken": true}, got)
 	require.Equal(t, []string{"conformance/random.go", "model/graph_test.go", "tlacheck/eval.go", "spec/tla/SoundGate_quick.cfg"}, rep.Checks)
 }
+
+// TestLastLine: the check's summary, not its runner's.
+func TestLastLine(t *testing.T) {
+	require.Equal(t, "mutation impl/core: 1 mutants, FAIL", lastLine("x\nmutation impl/core: 1 mutants, FAIL\nexit status 1\nmake: *** [m.mk:32: d] Error 1\n"))
+	require.Equal(t, "ok  \tpkg\t0.1s", lastLine("ok  \tpkg\t0.1s\n"))
+	require.Equal(t, "", lastLine(""))
+}

@@ -224,7 +224,8 @@ func (c *checker) sameRun(l *line, s tlacheck.State, r string, v *node.TraceView
 		pend[i] = c.keyV(r, k)
 	}
 	check("pending", c.at(s, "pending", rv).String(), tlacheck.SetOf(pend...).String())
-	for k, n := range c.d.keys[r] {
+	for _, k := range sortedKeys(c.d.keys[r]) { // sorted: the same trace, the same message
+		n := c.d.keys[r][k]
 		e, listed := v.Effects[k]
 		if !listed && !v.All {
 			continue
