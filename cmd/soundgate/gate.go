@@ -100,16 +100,37 @@ func (g *gate) io() string {
 	return "loop"
 }
 
+// openTrace opens the trace file for appending, one write per line: the lines of
+// every start, crashed ones too, follow each other in one file. A line a crash cut
+// short (a kill can interrupt a write part way) is ended first, so that this start's
+// first line stands on its own.
+func openTrace(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open the trace file: %v", err)
+	}
+	fi, err := f.Stat()
+	if err == nil && fi.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err = f.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
+			_, err = f.Write([]byte("\n"))
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open the trace file %s: %v", path, err)
+	}
+	return f, nil
+}
+
 // openNode recovers the node from the log in o.data, or starts one in memory.
 func (g *gate) openNode() (*node.Node, error) {
 	cfg := node.Config{Limits: g.o.core, Logger: g.o.logger, WaitersMax: g.o.waitersMax, SnapshotEvery: g.o.snapshotEvery,
 		Retention: g.o.retention}
 	if g.o.trace != "" {
-		// Appended, one write per line: the lines of every start, crashed ones too,
-		// follow each other in one file.
-		f, err := os.OpenFile(g.o.trace, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		f, err := openTrace(g.o.trace)
 		if err != nil {
-			return nil, fmt.Errorf("open the trace file: %v", err)
+			return nil, err
 		}
 		cfg.Trace = f
 	}

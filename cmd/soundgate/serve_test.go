@@ -254,3 +254,31 @@ func TestSetGCPercent(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenTrace: a trace file a crash left with a line cut short gets that line
+// ended before the next start writes, so the checker sees it as torn, not as a line
+// glued to the next start's first; a whole file is only appended to.
+func TestOpenTrace(t *testing.T) {
+	for _, tc := range []struct{ name, before, after string }{
+		{"a new file", "", "{}\n"},
+		{"a whole line last", "{\"seq\":1}\n", "{\"seq\":1}\n{}\n"},
+		{"a line cut short last", "{\"seq\":1}\n{\"seq\":2,\"op", "{\"seq\":1}\n{\"seq\":2,\"op\n{}\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "trace.ndjson")
+			if tc.before != "" {
+				require.NoError(t, os.WriteFile(path, []byte(tc.before), 0o600))
+			}
+			f, err := openTrace(path)
+			require.NoError(t, err)
+			_, err = f.Write([]byte("{}\n"))
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Equal(t, tc.after, string(got))
+		})
+	}
+	_, err := openTrace(filepath.Join(t.TempDir(), "no", "such", "dir", "trace"))
+	require.ErrorContains(t, err, "open the trace file")
+}
