@@ -110,7 +110,7 @@ func command(op model.Op, run core.RunID) core.Command {
 	if !ok || o == core.OpStatus {
 		panic(fmt.Sprintf("conformance: unknown action %q", op.Action))
 	}
-	c := core.Command{Op: o, Run: run, Key: core.Key(op.Key), Epoch: uint64(max(op.Epoch, 0)), Gated: op.Gated}
+	c := core.Command{Op: o, Run: run, Key: core.Key(op.Key), Epoch: uint64(max(op.Epoch, 0)), Gated: op.Gated, Upto: op.Upto}
 	c.Decision, _ = core.ParseDecision(op.Decision)
 	c.Outcome, _ = core.ParseOutcome(op.Outcome)
 	return c

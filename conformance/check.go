@@ -60,6 +60,8 @@ func answerLabel(op model.Op, a model.Answer) string {
 		return strings.ToLower(op.Action) + "(repeat)"
 	case op.Action == model.ActDecide || op.Action == model.ActComplete:
 		return strings.ToLower(op.Action) + "(" + op.Decision + op.Outcome + ")"
+	case op.Upto:
+		return "retire_upto(" + string(a.Status) + ")"
 	}
 	return strings.ToLower(op.Action) + "(" + string(a.Status) + ")"
 }
@@ -71,7 +73,7 @@ var RequiredAnswers = []string{
 	"decide(approve)", "decide(reject)", "decide(repeat)", "complete(ok)", "complete(failed)", "complete(repeat)",
 	"error(unknown_run)", "error(bad_epoch)", "error(not_pending)", "error(not_admitted)", "error(conflict)", "error(run_final)",
 	"open(active)", "cancel(cancelled)", "fence(active)", "timeout(timed_out)",
-	"denied(retired)", "error(run_retired)", "retire(retired)", "cancel(retired)",
+	"denied(retired)", "error(run_retired)", "retire(retired)", "cancel(retired)", "retire_upto(retired)",
 }
 
 // Missing returns the actions and answers this run never reached.

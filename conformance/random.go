@@ -103,7 +103,7 @@ func genOp(c model.Config, st *traceState, stats *Stats, mu *sync.Mutex) gopter.
 		{Weight: weight(model.ActCancel, 4), Gen: g.runOp(model.ActCancel)},
 		{Weight: weight(model.ActFence, 5), Gen: g.runOp(model.ActFence)},
 		{Weight: weight(model.ActTimeout, 3), Gen: g.runOp(model.ActTimeout)},
-		{Weight: weight(model.ActRetire, 2), Gen: g.runOp(model.ActRetire)},
+		{Weight: weight(model.ActRetire, 3), Gen: g.retire()},
 	})
 }
 
@@ -222,6 +222,13 @@ func (g opGen) complete() gopter.Gen {
 // runOp: action on a random run.
 func (g opGen) runOp(action string) gopter.Gen {
 	return g.runG.Map(func(r int) commands.Command { return g.mk(model.Op{Action: action, Run: g.c.Runs[r]}) })
+}
+
+// retire: on a random run, one time in three with the watermark (RetireUpto).
+func (g opGen) retire() gopter.Gen {
+	return gopter.CombineGens(g.runG, gen.IntRange(0, 2)).Map(func(v []any) commands.Command {
+		return g.mk(model.Op{Action: model.ActRetire, Run: g.c.Runs[v[0].(int)], Upto: v[1].(int) == 0})
+	})
 }
 
 // Commands returns gopter's description of the conformance property for c: traces of

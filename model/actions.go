@@ -356,18 +356,16 @@ func Finished(s State, r int) bool {
 }
 
 // Retire is the spec's Retire(r): a finished run keeps its id, and its history, and
-// nothing else. The spec has this step for finished runs only; for the others the
-// model answers unknown_run (never seen), the run with no change (already retired),
-// or not_finished.
+// nothing else; an id never opened is taken for good. The spec has this step for
+// those only; for the others the model answers the run with no change (already
+// retired) or not_finished.
 //
-//spec:action Retire pin=787a47415e4c
+//spec:action Retire pin=9afca77de832
 func Retire(s State, r int) (Answer, State) {
 	switch {
-	case s.Runs[r].Status == RunNone:
-		return errAnswer(ErrUnknownRun), s
 	case s.Runs[r].Status == RunRetired:
 		return runAnswer(s, r), s
-	case !Finished(s, r):
+	case s.Runs[r].Status != RunNone && !Finished(s, r):
 		return errAnswer(ErrNotFinished), s
 	}
 	t := s.Clone()
@@ -379,4 +377,21 @@ func Retire(s State, r int) (Answer, State) {
 		eff.Status, eff.Epoch, eff.Gated, eff.Approved, eff.Outcome = EffAbsent, 0, false, false, NoOutcome
 	}
 	return runAnswer(t, r), t
+}
+
+// RetireUpto is what the core's Retire with a watermark (core.Command.Upto) does, as
+// the spec's steps: if Retire(r) is a step, Retire(x) of every run x never opened
+// whose name is below r's (in byte order, as the core orders ids), then Retire(r);
+// otherwise Retire(r)'s answer, with no step.
+func RetireUpto(c Config, s State, r int) (Answer, State) {
+	a, t := Retire(s, r)
+	if a.IsError() || s.Runs[r].Status == RunRetired {
+		return a, t
+	}
+	for x, name := range c.Runs {
+		if name < c.Runs[r] && t.Runs[x].Status == RunNone {
+			_, t = Retire(t, x)
+		}
+	}
+	return a, t
 }

@@ -31,6 +31,7 @@ type Op struct {
 	Gated    bool   // Admit
 	Decision string // Decide: "approve" or "reject"
 	Outcome  string // Complete: "ok" or "failed"
+	Upto     bool   // Retire: the watermark's, a sequence of steps (RetireUpto), not one
 }
 
 // Label is the op as the TLA+ checker labels an edge, e.g. `Admit(r1, k1, 1, TRUE)`,
@@ -43,9 +44,12 @@ func (op Op) Label() string {
 		return fmt.Sprintf("Decide(%s, %s, %s)", op.Run, op.Key, strconv.Quote(op.Decision))
 	case ActComplete:
 		return fmt.Sprintf("Complete(%s, %s, %s)", op.Run, op.Key, strconv.Quote(op.Outcome))
-	default:
-		return fmt.Sprintf("%s(%s)", op.Action, op.Run)
+	case ActRetire:
+		if op.Upto {
+			return fmt.Sprintf("RetireUpto(%s)", op.Run)
+		}
 	}
+	return fmt.Sprintf("%s(%s)", op.Action, op.Run)
 }
 
 func tlaBool(b bool) string {
@@ -64,9 +68,14 @@ func Ops(c Config) []Op {
 
 // OpsWide is Ops with the Admit epochs widened by one on each side (0, which is an
 // invalid argument, and MaxEpoch+2, which is above every run's epoch): the domain the
-// conformance suite drives, so that the error answers are exercised too.
+// conformance suite drives, so that the error answers are exercised too; and the
+// watermark's Retire of each run (RetireUpto), which the core takes as one command.
 func OpsWide(c Config) []Op {
-	return ops(c, 0, c.MaxEpoch+2)
+	out := ops(c, 0, c.MaxEpoch+2)
+	for _, r := range c.Runs {
+		out = append(out, Op{Action: ActRetire, Run: r, Upto: true})
+	}
+	return out
 }
 
 func ops(c Config, eLo, eHi int) []Op {
@@ -139,7 +148,11 @@ func Apply(c Config, s State, op Op) (Answer, State, error) {
 	case ActTimeout:
 		a, t = Timeout(s, r)
 	case ActRetire:
-		a, t = Retire(s, r)
+		if op.Upto {
+			a, t = RetireUpto(c, s, r)
+		} else {
+			a, t = Retire(s, r)
+		}
 	default:
 		return Answer{}, s, fmt.Errorf("%w: action %q", ErrDomain, op.Action)
 	}
@@ -148,9 +161,10 @@ func Apply(c Config, s State, op Op) (Answer, State, error) {
 
 // Enabled reports whether the spec's Next has a step for op in s: the answer is not
 // an error, and for Fence the epoch is below MaxEpoch, for Timeout the run is active,
-// for Retire the run is not retired already.
+// for Retire the run is not retired already. RetireUpto is a sequence of steps, never
+// one.
 func Enabled(c Config, s State, op Op, a Answer) bool {
-	if a.IsError() {
+	if a.IsError() || op.Upto {
 		return false
 	}
 	r := slices.Index(c.Runs, op.Run)

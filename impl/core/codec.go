@@ -12,15 +12,20 @@ import (
 //
 // Command record (all integers are unsigned varints, strings are varint length + bytes):
 //
-//	+---------+----+-----+-----+-------+-------+----------+---------+--------+----------+-----+
-//	| version | op | run | key | epoch | gated | decision | outcome | result | deadline | now |
-//	+---------+----+-----+-----+-------+-------+----------+---------+--------+----------+-----+
+//	+---------+----+-----+-----+-------+-------+----------+---------+--------+----------+-----+------+
+//	| version | op | run | key | epoch | gated | decision | outcome | result | deadline | now | upto |
+//	+---------+----+-----+-----+-------+-------+----------+---------+--------+----------+-----+------+
+//
+// upto is version 2's only: a Command without it is written as version 1, so that the
+// log of a gate that keeps no watermark reads as it always did.
 //
 // Checksums and framing are the log's business (impl/wal); this is the payload.
 
 const (
-	commandVersion  = 1
-	snapshotVersion = 2 // 2: the retired ids follow the count of runs; 1 has none
+	commandVersion = 2 // 2: upto follows now; 1 ends at now
+	// snapshotVersion 2: the retired ids follow the count of runs (1 has none); 3: the
+	// watermark comes before them. A gate with no watermark writes version 2.
+	snapshotVersion = 3
 )
 
 // ErrCodec reports bytes that do not decode to a Command or a snapshot.
@@ -28,7 +33,11 @@ var ErrCodec = errors.New("soundgate/core: malformed command or snapshot encodin
 
 // AppendCommand appends the encoding of c to buf.
 func AppendCommand(buf []byte, c Command) []byte {
-	buf = binary.AppendUvarint(buf, commandVersion)
+	version := uint64(1)
+	if c.Upto {
+		version = commandVersion
+	}
+	buf = binary.AppendUvarint(buf, version)
 	buf = append(buf, byte(c.Op))
 	buf = appendString(buf, string(c.Run))
 	buf = appendString(buf, string(c.Key))
@@ -37,6 +46,9 @@ func AppendCommand(buf []byte, c Command) []byte {
 	buf = appendString(buf, c.Result)
 	buf = binary.AppendUvarint(buf, uint64(c.Deadline))
 	buf = binary.AppendUvarint(buf, uint64(c.Now))
+	if c.Upto {
+		buf = append(buf, 1)
+	}
 	return buf
 }
 
@@ -44,7 +56,8 @@ func AppendCommand(buf []byte, c Command) []byte {
 func DecodeCommand(b []byte) (Command, error) {
 	d := decoder{b: b}
 	var c Command
-	if d.uvarint() != commandVersion {
+	version := d.uvarint()
+	if version != 1 && version != commandVersion {
 		return Command{}, ErrCodec
 	}
 	c.Op = Op(d.byte())
@@ -57,6 +70,11 @@ func DecodeCommand(b []byte) (Command, error) {
 	c.Result = d.string()
 	c.Deadline = Time(d.uvarint())
 	c.Now = Time(d.uvarint())
+	if version == commandVersion {
+		// written only when set, and only on a Retire: any other byte is malformed
+		c.Upto = d.byte() == 1 && c.Op == OpRetire
+		d.err = d.err || !c.Upto
+	}
 	if d.err || len(d.b) != 0 || !logged(c.Op) {
 		return Command{}, ErrCodec
 	}
@@ -75,7 +93,7 @@ func (g *Gate) MarshalBinary() ([]byte, error) {
 	for _, run := range g.runs {
 		size += len(run.ID) + 32 + len(run.effects)*24
 	}
-	retired := newRetiredCursor(g.retired.frozen())
+	retired := newRetiredCursor(g.retired.frozen(), g.upto)
 	buf := appendSnapshotHeader(make([]byte, 0, size), len(g.runs), retired)
 	for more := true; more; {
 		buf, more = retired.appendNext(buf, retired.left)
@@ -93,11 +111,19 @@ func (g *Gate) MarshalBinary() ([]byte, error) {
 	return buf, nil
 }
 
-// appendSnapshotHeader appends the snapshot's version, its count of runs and its
-// count of retired ids, which the ids follow (retiredCursor).
+// appendSnapshotHeader appends the snapshot's version, its count of runs, its
+// watermark (version 3) and its count of retired ids, which the ids follow
+// (retiredCursor).
 func appendSnapshotHeader(buf []byte, runs int, retired *retiredCursor) []byte {
-	buf = binary.AppendUvarint(buf, snapshotVersion)
+	if retired.upto == "" {
+		buf = binary.AppendUvarint(buf, 2)
+	} else {
+		buf = binary.AppendUvarint(buf, snapshotVersion)
+	}
 	buf = binary.AppendUvarint(buf, uint64(runs))
+	if retired.upto != "" {
+		buf = appendString(buf, string(retired.upto))
+	}
 	return binary.AppendUvarint(buf, uint64(retired.left))
 }
 
@@ -108,10 +134,11 @@ type retiredCursor struct {
 	blocks []*retiredBlock
 	at     []int
 	left   int
+	upto   RunID // the watermark, which the header carries
 }
 
-func newRetiredCursor(blocks []*retiredBlock) *retiredCursor {
-	c := &retiredCursor{blocks: blocks, at: make([]int, len(blocks))}
+func newRetiredCursor(blocks []*retiredBlock, upto RunID) *retiredCursor {
+	c := &retiredCursor{blocks: blocks, at: make([]int, len(blocks)), upto: upto}
 	for _, b := range blocks {
 		c.left += b.len()
 	}
@@ -211,12 +238,18 @@ func (g *Gate) UnmarshalBinary(b []byte) error {
 	}
 	d := decoder{b: b}
 	version := d.uvarint()
-	if version != 1 && version != snapshotVersion {
+	if version < 1 || version > snapshotVersion {
 		return ErrCodec
 	}
 	n := d.uvarint()
 	if d.err || n > uint64(len(b)) {
 		return ErrCodec
+	}
+	var upto RunID
+	if version >= 3 {
+		if upto = RunID(d.string()); upto == "" {
+			return ErrCodec // a gate with no watermark writes version 2
+		}
 	}
 	var retired retiredSet
 	if version >= 2 && !d.readRetired(&retired, len(b)) {
@@ -259,7 +292,7 @@ func (g *Gate) UnmarshalBinary(b []byte) error {
 		}
 		return 1
 	})
-	g.runs, g.order, g.deadlines, g.retired, g.bytes = runs, order, deadlines, retired, countBytes(runs)
+	g.runs, g.order, g.deadlines, g.retired, g.upto, g.bytes = runs, order, deadlines, retired, upto, countBytes(runs)
 	return nil
 }
 

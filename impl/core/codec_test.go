@@ -82,6 +82,29 @@ func TestCommandEncodingLayout(t *testing.T) {
 	}
 }
 
+// TestCommandUptoIsVersion2: a Retire with Upto is written as version 2, its flag one
+// byte after now; anything else keeps version 1's bytes. A version 2 record whose flag
+// is not set, or on another op, is malformed.
+func TestCommandUptoIsVersion2(t *testing.T) {
+	c := core.Command{Op: core.OpRetire, Run: "r", Now: 7, Upto: true}
+	want := []byte{2, 9, 1, 'r', 0, 0, 0, 0, 0, 0, 0, 7, 1}
+	require.Equal(t, want, core.AppendCommand(nil, c))
+	got, err := core.DecodeCommand(want)
+	require.NoError(t, err)
+	require.Equal(t, c, got)
+	c.Upto = false
+	require.Equal(t, append([]byte{1}, want[1:len(want)-1]...), core.AppendCommand(nil, c))
+	for name, bad := range map[string][]byte{
+		"flag not set":     {2, 9, 1, 'r', 0, 0, 0, 0, 0, 0, 0, 7, 0},
+		"flag on an admit": {2, 2, 1, 'r', 0, 0, 0, 0, 0, 0, 0, 7, 1},
+		"no flag":          {2, 9, 1, 'r', 0, 0, 0, 0, 0, 0, 0, 7},
+		"version 3":        {3, 9, 1, 'r', 0, 0, 0, 0, 0, 0, 0, 7, 1},
+	} {
+		_, err := core.DecodeCommand(bad)
+		require.ErrorIs(t, err, core.ErrCodec, name)
+	}
+}
+
 // TestDecodeCommandRefusesNonActions: a log record whose op is not one of the eight
 // actions (0, status, or anything above retire) is malformed: Status is read-only and never
 // logged, and replaying an unknown op would be a guess.

@@ -71,7 +71,7 @@ func randomCommands(rng *rand.Rand, n int) []core.Command {
 		default:
 			c.Op = core.OpStatus
 			if rng.IntN(4) == 0 {
-				c.Op = core.OpRetire
+				c.Op, c.Upto = core.OpRetire, rng.IntN(3) == 0
 			}
 		}
 		out[i] = c

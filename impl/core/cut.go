@@ -78,7 +78,7 @@ func (g *Gate) BeginCut() *Cut {
 		panic("soundgate/core: BeginCut during a cut")
 	}
 	g.cuts++
-	g.cut = &Cut{g: g, gen: g.cuts, runs: len(g.order), retired: newRetiredCursor(g.retired.frozen())}
+	g.cut = &Cut{g: g, gen: g.cuts, runs: len(g.order), retired: newRetiredCursor(g.retired.frozen(), g.upto)}
 	return g.cut
 }
 

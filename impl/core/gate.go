@@ -51,7 +51,8 @@ type Gate struct {
 	limits    Limits
 	runs      map[RunID]*Run
 	order     []*Run           // every run, in the order it was made (a retired one leaves it)
-	retired   retiredSet       // the ids of retired runs
+	retired   retiredSet       // the ids of retired runs, each listed
+	upto      RunID            // every id up to it that no run holds is retired ("": none)
 	unlinked  []*Run           // runs retired during a cut, left in order until it ends
 	bytes     int64            // what the state's budget counts (budget.go)
 	deadlines deadlineHeap     // active runs with a deadline, earliest first (lazily cleaned)
@@ -150,7 +151,7 @@ func (g *Gate) open(r RunID, deadline Time) (OpenResult, error) {
 	if run, ok := g.runs[r]; ok {
 		return OpenResult{Run: run.view()}, nil
 	}
-	if g.retired.has(r) {
+	if g.isRetired(r) {
 		return OpenResult{}, ErrRunRetired
 	}
 	if len(g.runs) >= g.limits.RunsMax {
@@ -196,10 +197,16 @@ func (g *Gate) known(r RunID) (*Run, error) {
 	if run, ok := g.runs[r]; ok {
 		return run, nil
 	}
-	if g.retired.has(r) {
+	if g.isRetired(r) {
 		return nil, ErrRunRetired
 	}
 	return nil, ErrUnknownRun
+}
+
+// isRetired reports whether r, which no run holds, is retired: listed, or up to the
+// watermark.
+func (g *Gate) isRetired(r RunID) bool {
+	return g.upto != "" && r <= g.upto || g.retired.has(r)
 }
 
 // admit asks to perform effect k of run now, at epoch e; gated asks for k's own
@@ -410,7 +417,7 @@ func (g *Gate) cancel(r RunID) (CancelResult, error) {
 		return CancelResult{}, err
 	}
 	run, ok := g.runs[r]
-	if !ok && g.retired.has(r) {
+	if !ok && g.isRetired(r) {
 		return CancelResult{Run: retiredView(r)}, nil
 	}
 	if !ok {
@@ -523,32 +530,41 @@ func (run *Run) finished() bool {
 }
 
 // retire forgets a finished run but for its id, which stays taken: no key of it is
-// admitted again (admits are denied, retired) and the id is never opened again. It
-// reports whether r changed; a retired run is reported as it is.
+// admitted again (admits are denied, retired) and the id is never opened again. An id
+// no run ever held is taken the same way. With upto, the id is not listed: the
+// watermark moves up to it instead, and every id up to it that no run holds is retired
+// with it (for ids ordered in time: docs/contract.md). It reports whether anything
+// changed; a retired run is reported as it is.
 //
-//spec:action Retire pin=787a47415e4c
-func (g *Gate) retire(r RunID) (RunView, bool, error) {
+//spec:action Retire pin=9afca77de832
+func (g *Gate) retire(r RunID, upto bool) (RunView, bool, error) {
 	if err := g.checkRun(r); err != nil {
 		return RunView{}, false, err
 	}
 	run, err := g.known(r)
-	if errors.Is(err, ErrRunRetired) {
+	switch {
+	case errors.Is(err, ErrRunRetired):
 		return retiredView(r), false, nil
-	}
-	if err != nil {
-		return RunView{}, false, err
-	}
-	if !run.finished() {
+	case errors.Is(err, ErrUnknownRun):
+		run = nil
+	case !run.finished():
 		return RunView{}, false, ErrNotFinished
 	}
-	if g.retired.len() >= g.limits.RetiredMax {
+	if !upto && g.retired.len() >= g.limits.RetiredMax {
 		return RunView{}, false, ErrTooManyRetired
 	}
-	// run itself is left as it was: a cut that has not taken it copies it from there
-	g.bytes -= run.bytes()
-	delete(g.runs, r)
-	g.retired.add(r)
-	g.unlink(run)
+	if run != nil {
+		// run itself is left as it was: a cut that has not taken it copies it from there
+		g.bytes -= run.bytes()
+		delete(g.runs, r)
+		g.unlink(run)
+	}
+	switch {
+	case !upto:
+		g.retired.add(r)
+	case r > g.upto:
+		g.upto = r
+	}
 	return retiredView(r), true, nil
 }
 
@@ -571,8 +587,11 @@ func (g *Gate) Finished(r RunID) bool {
 	return ok && run.finished()
 }
 
-// Retired returns how many runs are retired and the bytes their ids take.
-func (g *Gate) Retired() (runs, bytes int) { return g.retired.len(), g.retired.bytes() }
+// Retired returns how many runs are retired and listed, the bytes their ids take, and
+// the watermark up to which every id no run holds is retired ("": none).
+func (g *Gate) Retired() (runs, bytes int, upto RunID) {
+	return g.retired.len(), g.retired.bytes(), g.upto
+}
 
 // EffectView is a read-only copy of one effect's state.
 type EffectView struct {

@@ -44,7 +44,7 @@ func (g *Gate) checkOrder() error {
 	}
 	for i, run := range g.order {
 		known := g.runs[run.ID] == run
-		if run.index != i || known == g.retired.has(run.ID) {
+		if run.index != i || known && g.retired.has(run.ID) || !known && !g.isRetired(run.ID) {
 			return invariantf("run %q at %d of the order has index %d, known %t", run.ID, i, run.index, known)
 		}
 	}

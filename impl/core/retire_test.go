@@ -77,15 +77,117 @@ func TestRetireTakesOnlyAFinishedRun(t *testing.T) {
 			require.True(t, changed)
 			require.Equal(t, core.RunView{ID: "r", Status: core.RunRetired}, v)
 			require.Equal(t, 0, g.Len())
-			runs, _ := g.Retired()
+			runs, _, _ := g.Retired()
 			require.Equal(t, 1, runs)
 			require.False(t, g.Finished("r"), "a retired run is not finished: it is gone")
 			require.NoError(t, g.CheckInvariants())
 		})
 	}
-	_, _, err := retire(core.New(core.DefaultLimits()), "never")
-	require.ErrorIs(t, err, core.ErrUnknownRun)
 	require.False(t, core.New(core.DefaultLimits()).Finished("never"))
+}
+
+// TestRetireTakesAnIdNeverOpened: the spec's Retire of a run in status none: the id
+// is taken for good, listed like a retired run's.
+func TestRetireTakesAnIdNeverOpened(t *testing.T) {
+	g := core.New(core.DefaultLimits())
+	v, changed, err := retire(g, "never")
+	require.NoError(t, err)
+	require.True(t, changed)
+	require.Equal(t, core.RunView{ID: "never", Status: core.RunRetired}, v)
+	_, err = open(g, "never", 0)
+	require.ErrorIs(t, err, core.ErrRunRetired)
+	runs, _, upto := g.Retired()
+	require.Equal(t, 1, runs)
+	require.Equal(t, core.RunID(""), upto)
+	require.NoError(t, g.CheckInvariants())
+}
+
+// retireUpto is Retire with the watermark.
+func retireUpto(g *core.Gate, r core.RunID) (core.RunView, bool, error) {
+	rep := g.Step(core.Command{Op: core.OpRetire, Run: r, Upto: true})
+	return rep.Run, rep.Persist, rep.Err
+}
+
+// TestRetireUptoMovesTheWatermark: a Retire with Upto lists nothing: every id up to
+// the highest so retired that no run holds is retired (never opened ones included),
+// while the runs the gate holds below it keep their lives and, once finished and
+// retired, leave no trace; the watermark never moves down, and a snapshot keeps it.
+func TestRetireUptoMovesTheWatermark(t *testing.T) {
+	g := core.New(core.DefaultLimits())
+	for _, id := range []core.RunID{"run-2", "run-4", "run-6"} {
+		must(open(g, id, 0))
+	}
+	must(cancel(g, "run-4"))
+	_, changed, err := retireUpto(g, "run-4")
+	require.NoError(t, err)
+	require.True(t, changed)
+
+	for _, id := range []core.RunID{"run-1", "run-3", "run-4", "run-", "a"} {
+		_, err := open(g, id, 0)
+		require.ErrorIs(t, err, core.ErrRunRetired, "%s is up to the watermark", id)
+		rep := g.Step(core.Command{Op: core.OpAdmit, Run: id, Key: "k", Epoch: 1})
+		require.Equal(t, core.AdmitResult{Answer: core.AnswerDenied, Reason: core.ReasonRetired}, rep.Admit, "%s", id)
+		v, _, err := g.Status(id, "")
+		require.NoError(t, err)
+		require.Equal(t, core.RunRetired, v.Status, "%s", id)
+	}
+	res := must(admit(g, "run-2", "k", 1, false, 0))
+	require.Equal(t, core.AnswerAdmit, res.Answer, "a run the gate holds below the watermark lives on")
+	_, _, err = retireUpto(g, "run-2")
+	require.ErrorIs(t, err, core.ErrNotFinished)
+	must(complete(g, "run-2", "k", core.OutcomeOK, "x"))
+	_, changed, err = retireUpto(g, "run-2")
+	require.NoError(t, err)
+	require.True(t, changed)
+	runs, bytes, upto := g.Retired()
+	require.Equal(t, []any{0, 0, core.RunID("run-4")}, []any{runs, bytes, upto}, "nothing listed, the watermark where it was")
+	require.Equal(t, 1, g.Len())
+	res = must(admit(g, "run-2", "k", 1, false, 0))
+	require.Equal(t, core.AdmitResult{Answer: core.AnswerDenied, Reason: core.ReasonRetired}, res, "no key of it is admitted again (P3)")
+
+	_, err = open(g, "run-5", 0)
+	require.NoError(t, err, "above the watermark an id is new")
+	_, changed, err = retireUpto(g, "run-3")
+	require.NoError(t, err)
+	require.False(t, changed, "an id up to the watermark is retired already")
+	require.NoError(t, g.CheckInvariants())
+
+	snap := must(g.MarshalBinary())
+	require.Equal(t, []byte{3, 2, 5, 'r', 'u', 'n', '-', '4', 0}, snap[:9], "version 3, two runs, the watermark, no listed id")
+	h := core.New(core.DefaultLimits())
+	require.NoError(t, h.UnmarshalBinary(snap))
+	require.NoError(t, h.CheckInvariants())
+	require.Equal(t, snap, must(h.MarshalBinary()))
+	_, err = open(h, "run-3", 0)
+	require.ErrorIs(t, err, core.ErrRunRetired, "a restored gate keeps the watermark")
+	for _, id := range []core.RunID{"run-5", "run-6"} {
+		v, _, err := h.Status(id, "")
+		require.NoError(t, err)
+		require.Equal(t, core.RunActive, v.Status, "%s", id)
+	}
+}
+
+// TestRetireUptoNeedsNoRoom: the watermark lists nothing, so RetiredMax does not bound
+// it; the listed ids and the watermark together refuse what either refuses.
+func TestRetireUptoNeedsNoRoom(t *testing.T) {
+	l := core.DefaultLimits()
+	l.RetiredMax = 1
+	g := core.New(l)
+	retireAll(t, g, []core.RunID{"m"})
+	for _, id := range []core.RunID{"b", "d", "z"} {
+		_, changed, err := retireUpto(g, id)
+		require.NoError(t, err, "%s", id)
+		require.True(t, changed, "%s", id)
+	}
+	_, _, err := retire(g, "zz")
+	require.ErrorIs(t, err, core.ErrTooManyRetired)
+	for _, id := range []core.RunID{"a", "m", "y", "z"} {
+		_, err := open(g, id, 0)
+		require.ErrorIs(t, err, core.ErrRunRetired, "%s", id)
+	}
+	_, err = open(g, "zz", 0)
+	require.NoError(t, err)
+	require.NoError(t, g.CheckInvariants())
 }
 
 // TestARetiredRunAnswers: every action on a retired run, as the spec answers it:
@@ -168,7 +270,7 @@ func TestRetiredIdsSurviveASnapshot(t *testing.T) {
 	require.NoError(t, c.UnmarshalBinary(snapA))
 	require.NoError(t, c.CheckInvariants())
 	require.Equal(t, snapA, must(c.MarshalBinary()))
-	runs, bytes := c.Retired()
+	runs, bytes, _ := c.Retired()
 	require.Equal(t, len(ids), runs)
 	require.Equal(t, len(ids)*(len(ids[0])+4)+4, bytes, "a restored set is one block: each id's bytes and offset, and one more offset")
 	for _, id := range []core.RunID{ids[0], ids[len(ids)/2], ids[len(ids)-1]} {
@@ -217,7 +319,7 @@ func TestCutKeepsARunRetiredDuringIt(t *testing.T) {
 
 		now := core.New(core.DefaultLimits())
 		require.NoError(t, now.UnmarshalBinary(must(g.MarshalBinary())))
-		runs, _ := now.Retired()
+		runs, _, _ := now.Retired()
 		require.Equal(t, 10, runs)
 		require.Equal(t, 10, now.Len())
 	}

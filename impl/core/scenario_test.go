@@ -23,6 +23,7 @@ type coreDriver struct {
 func (d *coreDriver) Step(c core.Command) core.Reply { return d.g.Step(c) }
 func (d *coreDriver) SetClock(now core.Time)         { d.now = now }
 func (d *coreDriver) TimeoutDue() []core.RunID       { return timeoutDue(d.g, d.now) }
-func (d *coreDriver) Retire(r core.RunID) core.Reply {
-	return d.g.Step(core.Command{Op: core.OpRetire, Run: r, Now: d.now})
+func (d *coreDriver) Retire(c core.Command) core.Reply {
+	c.Now = d.now
+	return d.g.Step(c)
 }

@@ -41,6 +41,7 @@ type Command struct {
 	Result   string   // Complete
 	Deadline Time     // Open; 0: none
 	Now      Time     // Admit: the gate's clock when the request was decided
+	Upto     bool     // Retire: move the watermark up to Run instead of listing it
 }
 
 // Reply is the core's answer to one Command, and what the shell must do with it.
@@ -109,7 +110,7 @@ func (g *Gate) Step(c Command) Reply {
 	case OpStatus:
 		rep.Run, rep.Effect, rep.Err = g.Status(c.Run, c.Key)
 	case OpRetire:
-		rep.Run, rep.Persist, rep.Err = g.retire(c.Run)
+		rep.Run, rep.Persist, rep.Err = g.retire(c.Run, c.Upto)
 	default:
 		rep.Err = ErrInvalid
 	}

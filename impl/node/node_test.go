@@ -42,8 +42,8 @@ func (d *nodeDriver) Step(c core.Command) core.Reply {
 }
 func (d *nodeDriver) SetClock(now core.Time)   { d.now.Store(int64(now)) }
 func (d *nodeDriver) TimeoutDue() []core.RunID { return d.n.TimeoutDue() }
-func (d *nodeDriver) Retire(r core.RunID) core.Reply {
-	return d.Step(core.Command{Op: core.OpRetire, Run: r})
+func (d *nodeDriver) Retire(c core.Command) core.Reply {
+	return d.Step(c)
 }
 
 func cmd(op core.Op, r core.RunID, k core.Key) core.Command {

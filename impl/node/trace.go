@@ -27,6 +27,7 @@ type (
 		Gated    bool       `json:"gated,omitempty"`
 		Decision string     `json:"decision,omitempty"`
 		Outcome  string     `json:"outcome,omitempty"`
+		Upto     bool       `json:"upto,omitempty"`
 		Persist  bool       `json:"persist,omitempty"`
 		View     *TraceView `json:"view,omitempty"`
 		TraceAnswer
@@ -136,7 +137,7 @@ func (n *Node) traceStepLocked(c core.Command, rep core.Reply) {
 	}
 	n.traceSeq++
 	line := traceStep{Seq: n.traceSeq, LSN: uint64(n.lastLSN), Op: c.Op.String(), Run: string(c.Run), Key: string(c.Key),
-		Epoch: c.Epoch, Gated: c.Gated, Persist: rep.Persist, TraceAnswer: traceAnswerOf(c.Op, rep, nil)}
+		Epoch: c.Epoch, Gated: c.Gated, Upto: c.Upto, Persist: rep.Persist, TraceAnswer: traceAnswerOf(c.Op, rep, nil)}
 	if c.Op == core.OpDecide {
 		line.Decision = c.Decision.String()
 	}

@@ -34,8 +34,8 @@ func (d *serverDriver) SetClock(now core.Time)   { d.clock.Set(now) }
 func (d *serverDriver) TimeoutDue() []core.RunID { return d.g.Node.TimeoutDue() }
 
 // Retire has no verb on the wire: the server's node takes it, as its clock does.
-func (d *serverDriver) Retire(r core.RunID) core.Reply {
-	a := d.g.Node.Apply(node.Request{Cmd: core.Command{Op: core.OpRetire, Run: r}})
+func (d *serverDriver) Retire(c core.Command) core.Reply {
+	a := d.g.Node.Apply(node.Request{Cmd: c})
 	rep := a.Reply
 	rep.Err = a.Err
 	return rep

@@ -14,7 +14,8 @@
 //	status run=R [key=K]                the run, and effect K
 //	clock now=MS                        set the gate's clock
 //	timeout                             the clock's Timeout of every run whose deadline has passed
-//	retire run=R                        the clock's Retire of R, as once its retention period passed
+//	retire run=R [upto]                 the clock's Retire of R, as once its retention period passed;
+//	                                    upto: the watermark moves up to R (ids ordered in time)
 //
 // Run `go test ./impl/core -run Scenario -rewrite` to regenerate expected outputs after
 // a deliberate change of the contract, and review the diff.
@@ -41,9 +42,9 @@ type Driver interface {
 	// TimeoutDue times out every active run whose deadline is at or before the clock
 	// (the spec's Timeout, as the gate's clock takes it), and returns their ids.
 	TimeoutDue() []core.RunID
-	// Retire retires run r as the gate's clock does once r's retention period has
-	// passed (the spec's Retire; no request asks for it).
-	Retire(r core.RunID) core.Reply
+	// Retire takes c, a Retire (its Run and Upto), as the gate's clock does once the
+	// run's retention period has passed (the spec's Retire; no request asks for it).
+	Retire(c core.Command) core.Reply
 }
 
 // Dir is the folder of the scenario files, relative to the repository root.
@@ -72,7 +73,7 @@ func Run(t *testing.T, dir string, newDriver func(t *testing.T) Driver) {
 			}
 			c.Now = now
 			if c.Op == core.OpRetire {
-				return Render(c, d.Retire(c.Run))
+				return Render(c, d.Retire(c))
 			}
 			return Render(c, d.Step(c))
 		})
@@ -119,6 +120,8 @@ func parse(td *datadriven.TestData) (core.Command, error) {
 			var ms int64
 			ms, err = strconv.ParseInt(val, 10, 64)
 			c.Deadline = core.Time(ms)
+		case "upto":
+			c.Upto = true
 		case "now":
 		default:
 			return c, fmt.Errorf("unknown argument %q", a.Key)

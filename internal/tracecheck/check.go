@@ -18,8 +18,11 @@ type Result struct {
 	Deliveries int // answers handed back, each checked against its step
 	Recoveries int // starts after the first, each checked against the durable prefix
 	Torn       int // lines cut short by a crash and dropped
-	Runs, Keys int // the domain: runs, and keys of the run with the most
-	Mismatch   *Mismatch
+	// Watermarked counts the ids never opened that a Retire with the watermark
+	// retired, each replayed as the spec's Retire.
+	Watermarked int
+	Runs, Keys  int // the domain: runs, and keys of the run with the most
+	Mismatch    *Mismatch
 	// Answers counts the steps by operation and answer ("admit:held",
 	// "open:run_retired", "fence:fenced", "cancel:"): what the trace exercised.
 	Answers map[string]int
@@ -39,8 +42,8 @@ func (r *Result) Summary() string {
 	if r.Mismatch != nil {
 		mismatches = 1
 	}
-	return fmt.Sprintf("%d lines, %d steps replayed (%d stutters, %d timeouts taken by an admit, %d limit refusals), %d answers checked, %d recoveries crossed, %d torn lines, %d runs, up to %d keys a run; mismatches %d",
-		r.Lines, r.Steps, r.Stutters, r.Timeouts, r.Refusals, r.Deliveries, r.Recoveries, r.Torn, r.Runs, r.Keys, mismatches)
+	return fmt.Sprintf("%d lines, %d steps replayed (%d stutters, %d timeouts taken by an admit, %d limit refusals, %d never-opened ids retired by a watermark), %d answers checked, %d recoveries crossed, %d torn lines, %d runs, up to %d keys a run; mismatches %d",
+		r.Lines, r.Steps, r.Stutters, r.Timeouts, r.Refusals, r.Watermarked, r.Deliveries, r.Recoveries, r.Torn, r.Runs, r.Keys, mismatches)
 }
 
 // limitErrors are the core's refusals the spec has no action for: the core's limits.
@@ -257,6 +260,7 @@ func (r *Result) Add(o *Result) {
 	r.Deliveries += o.Deliveries
 	r.Recoveries += o.Recoveries
 	r.Torn += o.Torn
+	r.Watermarked += o.Watermarked
 	r.Runs, r.Keys = r.Runs+o.Runs, max(r.Keys, o.Keys)
 	if r.Mismatch == nil {
 		r.Mismatch = o.Mismatch

@@ -30,10 +30,12 @@ func specSource(t *testing.T) string {
 // workload drives a durable node with random commands over a few runs and keys, with
 // admits that wait for a decision, a clock that passes deadlines, and restarts of the
 // node on its log; every line goes to trace. A restart whose recovery fails ends it,
-// with the error, so that the trace up to there is checked first.
+// with the error, so that the trace up to there is checked first. Seeds above 8 retire
+// with the watermark (Upto), over ids that order by generation first.
 func workload(t *testing.T, seed uint64, steps int, trace *bytes.Buffer) (recoverErr error) {
 	t.Helper()
-	w := &driver{t: t, dir: filepath.Join(t.TempDir(), "data"), rng: rand.New(rand.NewPCG(seed, seed^0x9e37)), gen: map[string]int{}}
+	w := &driver{t: t, dir: filepath.Join(t.TempDir(), "data"), rng: rand.New(rand.NewPCG(seed, seed^0x9e37)), gen: map[string]int{},
+		upto: seed > 8}
 	w.cfg = node.Config{Now: func() core.Time { return core.Time(w.now.Load()) }, Trace: trace}
 	require.NoError(t, w.start())
 	for i := 0; i < steps; i++ {
@@ -58,6 +60,7 @@ type driver struct {
 	l     *wal.Log
 	party *node.Party
 	gen   map[string]int
+	upto  bool // retire with the watermark, ids "g<generation>-<base>"
 }
 
 var (
@@ -82,6 +85,9 @@ func (w *driver) start() error {
 func (w *driver) step() error {
 	base := workloadRuns[w.rng.IntN(len(workloadRuns))]
 	r := core.RunID(fmt.Sprint(base, "-", w.gen[base]))
+	if w.upto {
+		r = core.RunID(fmt.Sprintf("g%03d-%s", w.gen[base], base))
+	}
 	var view core.RunView
 	known := false
 	w.n.Inspect(func(g *core.Gate) {
@@ -146,7 +152,7 @@ func (w *driver) command(p int, r core.RunID, view core.RunView) node.Request {
 	case p < 90:
 		c.Op, c.Key, c.Epoch = core.OpFence, "", 0
 	default:
-		c.Op, c.Key, c.Epoch = core.OpRetire, "", 0
+		c.Op, c.Key, c.Epoch, c.Upto = core.OpRetire, "", 0, w.upto && rng.IntN(2) == 0
 	}
 	req.Cmd = c
 	return req
@@ -156,7 +162,7 @@ func (w *driver) command(p int, r core.RunID, view core.RunView) node.Request {
 // included, replay against the spec to their end.
 func TestTracesOfTheNodeValidate(t *testing.T) {
 	src := specSource(t)
-	for seed := uint64(1); seed <= 8; seed++ {
+	for seed := uint64(1); seed <= 12; seed++ {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			var trace bytes.Buffer
 			recoverErr := workload(t, seed, 2000, &trace)

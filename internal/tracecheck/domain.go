@@ -27,6 +27,7 @@ type line struct {
 	Gated     bool                      `json:"gated"`
 	Decision  string                    `json:"decision"`
 	Outcome   string                    `json:"outcome"`
+	Upto      bool                      `json:"upto"`
 	Persist   bool                      `json:"persist"`
 	View      *node.TraceView           `json:"view"`
 	Deliver   *uint64                   `json:"deliver"`
@@ -85,6 +86,7 @@ func lastOfProcess(raw []string, i int) bool {
 // (nothing in the spec relates the keys of two runs, so each run may number its own).
 type domain struct {
 	runs     map[string]int
+	sorted   []string // the runs' ids in byte order
 	keys     map[string]map[string]int
 	maxKeys  int
 	maxEpoch uint64
@@ -132,6 +134,7 @@ func newDomain(lines []*line) *domain {
 			}
 		}
 	}
+	d.sorted = sortedKeys(d.runs)
 	return d
 }
 

@@ -81,9 +81,7 @@ func (c *checker) expected(s tlacheck.State, l *line, args []tlacheck.Value) (an
 		switch {
 		case ferr != nil:
 			err = ferr
-		case status == "none":
-			errCode = "unknown_run"
-		case status == "retired": // answered with its status; nothing to do
+		case status == "none", status == "retired": // a step; or answered with its status, nothing to do
 		case !finished.AsBool():
 			errCode = "not_finished"
 		}
@@ -132,6 +130,12 @@ func (c *checker) step(l *line) error {
 	if errCode != "" {
 		return c.settle(l, s)
 	}
+	if l.Op == "retire" && l.Upto && c.status(s, l.Run) != "retired" {
+		// the watermark moves up to the run: every id below it never opened is retired
+		if s, err = c.retireBelow(l, s); err != nil {
+			return err
+		}
+	}
 	next, err := c.st.Step(s, action, args...)
 	if err != nil {
 		return err
@@ -153,6 +157,24 @@ func (c *checker) step(l *line) error {
 		}
 	}
 	return firstErr
+}
+
+// retireBelow takes the spec's Retire of every run of the trace never opened whose id
+// is below l's run (byte order, the core's), in id order: what a Retire with the
+// watermark does besides its own run.
+func (c *checker) retireBelow(l *line, s tlacheck.State) (tlacheck.State, error) {
+	for _, r := range c.d.sorted {
+		if r >= l.Run || c.status(s, r) != "none" {
+			continue
+		}
+		next, err := c.st.Step(s, "Retire", c.runV(r))
+		if err != nil || len(next) != 1 {
+			return s, mismatch(l, "retire %q up to it: the spec's Retire of %q, never opened, gives %d states (%v)", l.Run, r, len(next), err)
+		}
+		s = next[0]
+		c.res.Watermarked++
+	}
+	return s, nil
 }
 
 // settle takes next as the state after step l, if the gate's view of the run and

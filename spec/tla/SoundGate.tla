@@ -16,7 +16,7 @@
 (* and keeps only that its id is taken, so no key of it is admitted again  *)
 (* and its id is never opened again. The shell retires a run once its     *)
 (* retention period has passed; as with Timeout, the spec lets any         *)
-(* finished run take the step.                                             *)
+(* finished run take the step, and any id never opened.                   *)
 (*                                                                         *)
 (* Not modelled: deadlines (any active run may take a Timeout step: the    *)
 (* shell calls Timeout once the deadline passes, and Admit step 2 is a     *)
@@ -282,9 +282,11 @@ Finished(r) ==
 (* Retire(r): a finished run is forgotten but for its id, which stays       *)
 (* taken: every effect drops to absent, its epoch to 0. What P1-P4 talk     *)
 (* about is history and stays. The shell takes this step once the run's     *)
-(* retention period has passed.                                             *)
+(* retention period has passed. An id never opened may be retired too: it   *)
+(* is then never opened (a gate that keeps a watermark over ordered ids     *)
+(* retires every id below it at once).                                      *)
 Retire(r) ==
-  /\ Finished(r)
+  /\ Finished(r) \/ runStatus[r] = "none"
   /\ runStatus' = [runStatus EXCEPT ![r] = "retired"]
   /\ runEpoch'  = [runEpoch EXCEPT ![r] = 0]
   /\ pending'   = [pending EXCEPT ![r] = {}]
