@@ -70,7 +70,7 @@ func lifecycleMain(o benchOptions) int {
 	}
 	defer op.Close()
 
-	var effects, runs atomic.Int64
+	var effects, runs, seq atomic.Int64
 	var firstErr atomic.Value
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -84,8 +84,9 @@ func lifecycleMain(o benchOptions) int {
 		go func() {
 			defer wg.Done()
 			ag := conns[w%len(conns)]
-			for i := 0; effects.Load() < o.life.effects; i++ {
-				run := fmt.Sprintf("%s-%d-%d", o.prefix, w, i)
+			for effects.Load() < o.life.effects {
+				// ids ordered in time, as serve --ordered-ids needs: each open takes the next
+				run := fmt.Sprintf("%s-%012d", o.prefix, seq.Add(1))
 				if err := lifecycleRun(ctx, op, ag, run, o.life.perRun, &effects, pace); err != nil {
 					firstErr.CompareAndSwap(nil, err)
 					return

@@ -27,6 +27,7 @@ type gateOptions struct {
 	waitersMax          int
 	snapshotEvery       uint64
 	retention           time.Duration // a finished run unchanged this long is retired; 0: never
+	orderedIDs          bool          // retirement moves a watermark over ids ordered in time
 	trace               string        // a file the node's trace lines are appended to ("": none)
 	goroutines          bool
 	version             string
@@ -126,7 +127,7 @@ func openTrace(path string) (*os.File, error) {
 // openNode recovers the node from the log in o.data, or starts one in memory.
 func (g *gate) openNode() (*node.Node, error) {
 	cfg := node.Config{Limits: g.o.core, Logger: g.o.logger, WaitersMax: g.o.waitersMax, SnapshotEvery: g.o.snapshotEvery,
-		Retention: g.o.retention}
+		Retention: g.o.retention, OrderedIDs: g.o.orderedIDs}
 	if g.o.trace != "" {
 		f, err := openTrace(g.o.trace)
 		if err != nil {

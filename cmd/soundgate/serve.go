@@ -119,6 +119,7 @@ func setGCPercent(fs *flag.FlagSet, percent int, logger *slog.Logger) {
 func (o *gateOptions) limitFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.core.RunsMax, "max-runs", o.core.RunsMax, "runs the gate keeps, tombstones included, retired ones not")
 	fs.DurationVar(&o.retention, "retention", 24*time.Hour, "a finished run (cancelled, timed out, or nothing pending, held or admitted and not completed) that has not changed this long is retired: its id stays taken, its effects are forgotten, a replay of one is denied (0: never)")
+	fs.BoolVar(&o.orderedIDs, "ordered-ids", false, "run ids order in time as bytes (ULIDs, UUIDv7 in lower case, zero-padded sequence numbers): a retired run then costs nothing, as every id up to the highest retired one that the gate does not hold is retired, never-opened ones included, so an id must be opened within --retention of any later id's (docs/server.md)")
 	fs.IntVar(&o.core.RetiredMax, "max-retired", o.core.RetiredMax, "retired runs the gate keeps the ids of (each costs its id's bytes and 4 more); once reached, finished runs are kept")
 	fs.Int64Var(&o.core.StateBytesMax, "max-state-bytes", o.core.StateBytesMax, "the memory budget of the state: bytes of run ids, keys and results, with 256 per run and 96 per effect; past it, new runs, effects and results are refused (state_full) until runs retire")
 	fs.IntVar(&o.core.KeysPerRunMax, "max-keys-per-run", o.core.KeysPerRunMax, "effects per run")
@@ -165,6 +166,9 @@ func (o *gateOptions) check() error {
 	}
 	if o.retention < 0 {
 		return fmt.Errorf("--retention must not be negative (0: never retire)")
+	}
+	if o.orderedIDs && o.retention == 0 {
+		return fmt.Errorf("--ordered-ids moves the watermark as runs retire: it needs --retention above 0")
 	}
 	if o.server.HelloTimeout < time.Millisecond {
 		return fmt.Errorf("--hello-timeout must be at least 1ms")

@@ -221,6 +221,42 @@ func TestServeQuotaFlags(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// TestServeOrderedIDs: with --ordered-ids a retirement moves the watermark (an id
+// below the retired one, never opened, is refused; one above is new), and without
+// retention the flag is a usage error.
+func TestServeOrderedIDs(t *testing.T) {
+	_, bin, roles, sock := gateFixture(t)
+	p := serve(t, bin, "", "--roles", roles, "--durability", "memory", "--listen", "", "--unix", sock, "--ordered-ids", "--retention", "0")
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("--ordered-ids --retention 0: the gate started")
+	}
+	require.Equal(t, exitUsage, p.cmd.ProcessState.ExitCode(), p.logs.String())
+	require.Contains(t, p.logs.String(), "--ordered-ids moves the watermark as runs retire: it needs --retention above 0")
+
+	serve(t, bin, sock, "--roles", roles, "--durability", "memory", "--listen", "", "--unix", sock, "--ordered-ids", "--retention", "50ms")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var op *client.Client
+	require.Eventually(t, func() bool { // the socket's file exists a moment before it listens
+		c, err := client.Dial(ctx, "unix:"+sock, servertest.OperatorToken)
+		op = c
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+	defer op.Close()
+	_, err := op.Cancel(ctx, "run-0002") // a tombstone: finished
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		st, err := op.Status(ctx, "run-0002", "")
+		return err == nil && st.Status == core.RunRetired
+	}, 10*time.Second, 20*time.Millisecond)
+	_, err = op.Open(ctx, "run-0001", 0)
+	require.ErrorIs(t, err, core.ErrRunRetired, "an id below the watermark, never opened")
+	_, err = op.Open(ctx, "run-0003", 0)
+	require.NoError(t, err)
+}
+
 // TestSetGCPercent: the flag wins when given; else GOGC from the environment, when
 // set; else the gate's default.
 func TestSetGCPercent(t *testing.T) {

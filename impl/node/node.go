@@ -60,6 +60,11 @@ type Config struct {
 	// Retention: a finished run that has not changed for this long is retired (its
 	// id stays taken, the rest is forgotten). 0: runs are never retired.
 	Retention time.Duration
+	// OrderedIDs: run ids order in time (byte order), so a retirement moves the
+	// core's watermark up to the run (core.Command.Upto) instead of listing its id:
+	// retired runs then cost nothing, and an id below the watermark that was never
+	// opened cannot be opened any more (docs/server.md, "Retention").
+	OrderedIDs bool
 	// RetireCheck is how often the node looks for runs to retire; 0: every second, or
 	// every Retention if shorter.
 	RetireCheck time.Duration

@@ -81,7 +81,7 @@ func (n *Node) retireSome() (retired int, more bool) {
 		if !n.gate.Finished(e.run) {
 			continue
 		}
-		rep, err := n.applyLocked(core.Command{Op: core.OpRetire, Run: e.run, Now: now})
+		rep, err := n.applyLocked(core.Command{Op: core.OpRetire, Run: e.run, Now: now, Upto: n.cfg.OrderedIDs})
 		if err != nil {
 			return retired, false
 		}

@@ -99,6 +99,54 @@ func TestRetirementSurvivesARestart(t *testing.T) {
 	require.Equal(t, core.RunRetired, statusOf(t, m, "young"))
 }
 
+// TestOrderedIDsRetireByWatermark: with OrderedIDs, each retirement moves the core's
+// watermark (a record of a Retire with Upto) and lists nothing; a restart replays it;
+// an id below it never opened is refused, one above is new.
+func TestOrderedIDsRetireByWatermark(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	var now atomic.Int64
+	cfg := func() node.Config {
+		c := retainingConfig(&now, nil)
+		c.OrderedIDs = true
+		return c
+	}
+	l, err := wal.Open(dir, wal.Options{})
+	require.NoError(t, err)
+	n, err := node.Recover(l, cfg())
+	require.NoError(t, err)
+	for _, r := range []core.RunID{"0002", "0004"} {
+		apply(t, n, core.Command{Op: core.OpOpen, Run: r})
+		a := n.Apply(node.Request{Cmd: core.Command{Op: core.OpCancel, Run: r}})
+		require.NoError(t, n.Durable(a.After))
+	}
+	apply(t, n, core.Command{Op: core.OpOpen, Run: "0003"})
+	a := n.Apply(node.Request{Cmd: cmd(core.OpAdmit, "0003", "k")}) // admitted, not completed: not finished
+	require.NoError(t, n.Durable(a.After))
+	now.Store(int64(retention / time.Millisecond))
+	require.Equal(t, 2, n.RetireDue())
+	var listed int
+	var upto core.RunID
+	n.Inspect(func(g *core.Gate) { listed, _, upto = g.Retired() })
+	require.Equal(t, 0, listed)
+	require.Equal(t, core.RunID("0004"), upto)
+	n.Close()
+	require.NoError(t, l.Close())
+
+	l, err = wal.Open(dir, wal.Options{})
+	require.NoError(t, err)
+	defer l.Close()
+	m, err := node.Recover(l, cfg())
+	require.NoError(t, err)
+	defer m.Close()
+	for _, r := range []core.RunID{"0001", "0002", "0004"} {
+		require.Equal(t, core.RunRetired, statusOf(t, m, r), "%s", r)
+	}
+	require.Equal(t, core.RunActive, statusOf(t, m, "0003"), "a run the gate holds below the watermark")
+	a = m.Apply(node.Request{Cmd: core.Command{Op: core.OpOpen, Run: "0001"}})
+	require.ErrorIs(t, a.Err, core.ErrRunRetired)
+	apply(t, m, core.Command{Op: core.OpOpen, Run: "0005"})
+}
+
 // TestNoRetentionNoRetirement: with Retention 0 nothing is ever retired.
 func TestNoRetentionNoRetirement(t *testing.T) {
 	var now atomic.Int64
