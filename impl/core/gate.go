@@ -203,10 +203,10 @@ func (g *Gate) known(r RunID) (*Run, error) {
 	return nil, ErrUnknownRun
 }
 
-// isRetired reports whether r, which no run holds, is retired: listed, or up to the
-// watermark.
+// isRetired reports whether r, which no run holds, is retired: up to the watermark
+// (no watermark is "", below every id), or listed.
 func (g *Gate) isRetired(r RunID) bool {
-	return g.upto != "" && r <= g.upto || g.retired.has(r)
+	return r <= g.upto || g.retired.has(r)
 }
 
 // admit asks to perform effect k of run now, at epoch e; gated asks for k's own
@@ -559,11 +559,10 @@ func (g *Gate) retire(r RunID, upto bool) (RunView, bool, error) {
 		delete(g.runs, r)
 		g.unlink(run)
 	}
-	switch {
-	case !upto:
+	if upto {
+		g.upto = max(g.upto, r)
+	} else {
 		g.retired.add(r)
-	case r > g.upto:
-		g.upto = r
 	}
 	return retiredView(r), true, nil
 }
