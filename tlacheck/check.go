@@ -33,6 +33,10 @@ type Options struct {
 	NoSymmetry bool
 	// NoDeadlock disables deadlock checking whatever the config says.
 	NoDeadlock bool
+	// FingerprintBytes > 0 keeps the seen states as 64-bit fingerprints in a set of
+	// this many bytes (fpset.go) instead of whole, and each state only while it waits
+	// on the queue; a full set stops the run (ErrLimit). 0: exact, every state kept.
+	FingerprintBytes int64
 }
 
 // Step is one state of a trace and the action that led to it.
@@ -55,13 +59,26 @@ type Result struct {
 	Depth     int
 	Queue     int // states left on the queue
 	Duration  time.Duration
+	// Fingerprints reports the fingerprint mode; Collision is then TLC's optimistic
+	// estimate of the chance that two distinct states shared a fingerprint, and
+	// FingerprintSlots the set's size.
+	Fingerprints     bool
+	Collision        float64
+	FingerprintSlots int
 }
 
-// explorer is the breadth-first search state.
+// explorer is the breadth-first search state. In the exact mode it keeps every
+// state: states[i] and depth[i] are state i's. In the fingerprint mode (fp set) they
+// hold only the states from index base on, those not yet expanded, and fps[i] is
+// state i's fingerprint, from which trace finds it again.
 type explorer struct {
 	s         *Spec
 	opts      Options
 	seen      map[string]uint32
+	fp        *fpSet
+	fps       []uint64
+	base      int
+	maxDepth  uint16
 	states    [][]Value
 	parent    []uint32
 	depth     []uint16
@@ -88,6 +105,9 @@ func (s *Spec) Check(opts Options) (res *Result, err error) {
 
 func (s *Spec) newExplorer(opts Options) *explorer {
 	e := &explorer{s: s, opts: opts, seen: map[string]uint32{}}
+	if opts.FingerprintBytes > 0 {
+		e.seen, e.fp = nil, newFPSet(opts.FingerprintBytes)
+	}
 	if !opts.NoSymmetry {
 		e.symm = s.symmetry
 	}
@@ -283,18 +303,55 @@ func (e *explorer) inModel(st []Value) (bool, error) {
 	return true, nil
 }
 
-// add stores st if it is new and returns its index and whether it was new.
-func (e *explorer) add(st []Value, parent uint32, depth uint16) (uint32, bool) {
+// add stores st if it is new and returns its index and whether it was new; in the
+// fingerprint mode the index of a state seen before is unknown (0), and a full set
+// is an error.
+func (e *explorer) add(st []Value, parent uint32, depth uint16) (uint32, bool, error) {
 	k := e.key(st)
-	if i, ok := e.seen[string(k)]; ok {
-		return i, false
+	i := uint32(e.count())
+	if e.fp != nil {
+		fp := fingerprint(k)
+		isNew, full := e.fp.insert(fp)
+		if full {
+			return 0, false, errAt(ErrLimit, Pos{}, "the fingerprint set is full: %d states in %d bytes (give it more)", e.fp.n, e.fp.bytes())
+		}
+		if !isNew {
+			return 0, false, nil
+		}
+		e.fps = append(e.fps, fp)
+	} else {
+		if j, ok := e.seen[string(k)]; ok {
+			return j, false, nil
+		}
+		e.seen[string(k)] = i
 	}
-	i := uint32(len(e.states))
-	e.seen[string(k)] = i
 	e.states = append(e.states, append([]Value(nil), st...))
 	e.parent = append(e.parent, parent)
 	e.depth = append(e.depth, depth)
-	return i, true
+	e.maxDepth = max(e.maxDepth, depth)
+	return i, true, nil
+}
+
+// count is the number of distinct states found.
+func (e *explorer) count() int { return e.base + len(e.states) }
+
+// stateAt returns state i, which the fingerprint mode must still hold.
+func (e *explorer) stateAt(i int) []Value { return e.states[i-e.base] }
+
+// expanded lets the fingerprint mode forget state head, just expanded, and every
+// state before it: the queue moves down once half of it is spent.
+func (e *explorer) expanded(head int) {
+	if e.fp == nil {
+		return
+	}
+	done := head + 1 - e.base
+	e.states[done-1] = nil
+	if done < 4096 || done < len(e.states)/2 {
+		return
+	}
+	e.states = append(e.states[:0:0], e.states[done:]...)
+	e.depth = append(e.depth[:0:0], e.depth[done:]...)
+	e.base += done
 }
 
 // search is one breadth-first run of an explorer: its clock, its result, and what
@@ -325,7 +382,7 @@ func (e *explorer) run() (*Result, error) {
 		return res, err
 	}
 	if e.opts.Progress != nil {
-		fmt.Fprintf(e.opts.Progress, "Finished computing initial states: %d distinct state%s generated.\n", len(e.states), plural(len(e.states)))
+		fmt.Fprintf(e.opts.Progress, "Finished computing initial states: %d distinct state%s generated.\n", e.count(), plural(e.count()))
 	}
 	return r.explore()
 }
@@ -344,7 +401,10 @@ func (r *search) initial() error {
 		if !r.admits(st) {
 			return // TLC keeps no state outside the CONSTRAINT
 		}
-		if i, isNew := e.add(st, noParent, 0); isNew {
+		i, isNew, err := e.add(st, noParent, 0)
+		if err != nil {
+			r.failErr = err
+		} else if isNew {
 			r.check(st, i)
 		}
 	})
@@ -358,7 +418,7 @@ func (r *search) initial() error {
 func (r *search) explore() (*Result, error) {
 	e := r.e
 	checkDeadlock := e.s.Config.CheckDeadlock && !e.opts.NoDeadlock
-	for head := 0; head < len(e.states); head++ {
+	for head := 0; head < e.count(); head++ {
 		n, err := r.expand(head)
 		if err != nil {
 			return nil, err
@@ -371,20 +431,21 @@ func (r *search) explore() (*Result, error) {
 			r.res.Trace, err = e.trace(head)
 			return r.finish(head + 1), err
 		}
-		if e.opts.MaxStates > 0 && len(e.states) > e.opts.MaxStates {
+		if e.opts.MaxStates > 0 && e.count() > e.opts.MaxStates {
 			return r.finish(head + 1), errAt(ErrLimit, Pos{}, "more than %d distinct states", e.opts.MaxStates)
 		}
 		r.progress(head)
+		e.expanded(head)
 	}
-	return r.finish(len(e.states)), nil
+	return r.finish(e.count()), nil
 }
 
 // expand generates the successors of state head, stores the new ones and checks
 // them; n counts the successors, duplicates and those outside the model included.
 func (r *search) expand(head int) (n int, err error) {
 	e := r.e
-	cur := e.states[head]
-	d := e.depth[head] + 1
+	cur := e.stateAt(head)
+	d := e.depth[head-e.base] + 1
 	e.setParent(cur)
 	err = e.successors(cur, func(next []Value) {
 		if r.stopped() {
@@ -395,7 +456,11 @@ func (r *search) expand(head int) (n int, err error) {
 		if !r.admits(next) {
 			return // generated, but outside the model: not stored, not explored
 		}
-		i, isNew := e.add(next, uint32(head), d)
+		i, isNew, err := e.add(next, uint32(head), d)
+		if err != nil {
+			r.failErr = err
+			return
+		}
 		if e.onEdge != nil {
 			e.onEdge(head, int(i), e.label())
 		}
@@ -449,19 +514,21 @@ func (r *search) progress(head int) {
 	r.lastProgress = time.Now()
 	el := time.Since(r.start).Seconds()
 	fmt.Fprintf(e.opts.Progress, "Progress(%d) at %s: %d states generated (%.0f s/min), %d distinct states found (%.0f ds/min), %d states left on queue.\n",
-		e.depth[head]+1, r.lastProgress.UTC().Format("2006-01-02 15:04:05"), e.generat, float64(e.generat)/el*60, len(e.states), float64(len(e.states))/el*60, len(e.states)-head-1)
+		e.depth[head-e.base]+1, r.lastProgress.UTC().Format("2006-01-02 15:04:05"), e.generat, float64(e.generat)/el*60, e.count(), float64(e.count())/el*60, e.count()-head-1)
 }
 
 // finish fills in the figures; head is how many states were expanded.
 func (r *search) finish(head int) *Result {
 	e, res := r.e, r.res
-	res.Distinct = int64(len(e.states))
+	res.Distinct = int64(e.count())
 	res.Generated = e.generat
-	res.Queue = len(e.states) - head
-	for _, d := range e.depth {
-		if int(d)+1 > res.Depth {
-			res.Depth = int(d) + 1
-		}
+	res.Queue = e.count() - head
+	if e.count() > 0 {
+		res.Depth = int(e.maxDepth) + 1
+	}
+	if e.fp != nil {
+		res.Fingerprints, res.FingerprintSlots = true, len(e.fp.slots)
+		res.Collision = collisionChance(res.Distinct, res.Generated)
 	}
 	res.Duration = time.Since(r.start)
 	return res
@@ -480,6 +547,9 @@ func (e *explorer) trace(i int) ([]Step, error) {
 	var path []int
 	for j := uint32(i); j != noParent; j = e.parent[j] {
 		path = append(path, int(j))
+	}
+	if e.fp != nil {
+		return e.traceByFingerprints(path)
 	}
 	steps := make([]Step, len(path))
 	for k := range path {
@@ -503,6 +573,43 @@ func (e *explorer) trace(i int) ([]Step, error) {
 			return nil, err
 		}
 		steps[k].Action = found
+	}
+	return steps, nil
+}
+
+// traceByFingerprints rebuilds the states of path (state indices, last first) from
+// their fingerprints, as TLC does from its trace file: the initial state with the
+// first one, then each time the successor with the next, named by its action.
+func (e *explorer) traceByFingerprints(path []int) ([]Step, error) {
+	steps := make([]Step, 0, len(path))
+	var prev []Value
+	for k := len(path) - 1; k >= 0; k-- {
+		want := e.fps[path[k]]
+		var found []Value
+		action := "Initial predicate"
+		match := func(st []Value) {
+			if found == nil && fingerprint(e.key(st)) == want {
+				found = append([]Value(nil), st...)
+				if prev != nil {
+					action = e.label()
+				}
+			}
+		}
+		var err error
+		e.setParent(prev)
+		if prev == nil {
+			err = e.initStates(match)
+		} else {
+			err = e.successors(prev, match)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if found == nil {
+			return nil, fmt.Errorf("rebuilding the trace: no state of step %d has the fingerprint %#x", len(steps)+1, want)
+		}
+		steps = append(steps, Step{Action: action, State: e.s.stateRecord(found), Text: e.s.formatState(found)})
+		prev = found
 	}
 	return steps, nil
 }

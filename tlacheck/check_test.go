@@ -61,25 +61,123 @@ func TestClassicSpecsMatchTLC(t *testing.T) {
 		{"Features", "Features", 6560, 896, 4, OK, "", nil},
 	}
 	for _, tc := range cases {
-		t.Run(tc.cfg, func(t *testing.T) {
-			s := loadTestdata(t, tc.spec, tc.cfg)
-			res, err := s.Check(Options{})
-			noErr(t, err)
-			if res.Generated != tc.generated || res.Distinct != tc.distinct || int64(res.Depth) != tc.depth {
-				t.Errorf("figures %d generated, %d distinct, depth %d; TLC: %d, %d, %d",
-					res.Generated, res.Distinct, res.Depth, tc.generated, tc.distinct, tc.depth)
-			}
-			if res.Outcome != tc.outcome || res.Invariant != tc.invariant {
-				t.Errorf("outcome %v %q, want %v %q", res.Outcome, res.Invariant, tc.outcome, tc.invariant)
-			}
-			var actions []string
-			for _, st := range res.Trace {
-				actions = append(actions, st.Action)
-			}
-			if !reflect.DeepEqual(actions, tc.actions) {
-				t.Errorf("trace actions %v, want %v", actions, tc.actions)
-			}
-		})
+		for _, mode := range checkModes {
+			t.Run(tc.cfg+"/"+mode.name, func(t *testing.T) {
+				s := loadTestdata(t, tc.spec, tc.cfg)
+				res, err := s.Check(mode.opts)
+				noErr(t, err)
+				if res.Generated != tc.generated || res.Distinct != tc.distinct || int64(res.Depth) != tc.depth {
+					t.Errorf("figures %d generated, %d distinct, depth %d; TLC: %d, %d, %d",
+						res.Generated, res.Distinct, res.Depth, tc.generated, tc.distinct, tc.depth)
+				}
+				if res.Outcome != tc.outcome || res.Invariant != tc.invariant {
+					t.Errorf("outcome %v %q, want %v %q", res.Outcome, res.Invariant, tc.outcome, tc.invariant)
+				}
+				var actions []string
+				for _, st := range res.Trace {
+					actions = append(actions, st.Action)
+				}
+				if !reflect.DeepEqual(actions, tc.actions) {
+					t.Errorf("trace actions %v, want %v", actions, tc.actions)
+				}
+				if res.Fingerprints != (mode.opts.FingerprintBytes > 0) {
+					t.Errorf("the result says fingerprints %t", res.Fingerprints)
+				}
+			})
+		}
+	}
+}
+
+// checkModes are the two ways of keeping seen states; every figure and trace must
+// be the same in both.
+var checkModes = []struct {
+	name string
+	opts Options
+}{
+	{"exact", Options{}},
+	{"fingerprints", Options{FingerprintBytes: 1 << 20}},
+}
+
+// TestFingerprintTraceIsTheExactOne: the fingerprint mode rebuilds a counterexample
+// from fingerprints, state by state, equal to the one the exact mode keeps.
+func TestFingerprintTraceIsTheExactOne(t *testing.T) {
+	for _, cfg := range []string{"DieHard_solve", "MutexBug", "Countdown"} {
+		spec := strings.SplitN(cfg, "_", 2)[0]
+		exact, err := loadTestdata(t, spec, cfg).Check(Options{})
+		noErr(t, err)
+		fp, err := loadTestdata(t, spec, cfg).Check(Options{FingerprintBytes: 1 << 16})
+		noErr(t, err)
+		if len(exact.Trace) == 0 || !reflect.DeepEqual(exact.Trace, fp.Trace) {
+			t.Errorf("%s: the traces differ:\nexact %v\nfingerprints %v", cfg, exact.Trace, fp.Trace)
+		}
+	}
+}
+
+// TestFingerprintSetFull: a set too small for the state space stops the run with
+// ErrLimit rather than grow; the figures say how far it got.
+func TestFingerprintSetFull(t *testing.T) {
+	res, err := loadTestdata(t, "TwoPhase", "TwoPhase_big").Check(Options{FingerprintBytes: fpSetMinBytes})
+	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "the fingerprint set is full: 768 states in 8192 bytes") {
+		t.Fatalf("err %v, want a full set (ErrLimit)", err)
+	}
+	if res != nil {
+		t.Errorf("a stopped run returned figures %+v", res)
+	}
+}
+
+// TestFPSet: a fingerprint is new once; 0 is kept as 1; a set holds 3/4 of its
+// slots, and one more is refused without being added; the budget rounds down to a
+// power of two of slots, at least 1,024.
+func TestFPSet(t *testing.T) {
+	s := newFPSet(100 << 10)
+	if len(s.slots) != 8192 || s.bytes() != 65536 {
+		t.Fatalf("%d slots for a budget of 100 KiB, want 8192", len(s.slots))
+	}
+	if len(newFPSet(1).slots) != 1024 {
+		t.Errorf("a tiny budget gives %d slots, want 1024", len(newFPSet(1).slots))
+	}
+	for _, c := range []struct {
+		fp          uint64
+		isNew, full bool
+	}{{5, true, false}, {5, false, false}, {0, true, false}, {1, false, false}, {5 + 8192, true, false}} {
+		if isNew, full := s.insert(c.fp); isNew != c.isNew || full != c.full {
+			t.Errorf("insert %d: new %t full %t, want %t %t", c.fp, isNew, full, c.isNew, c.full)
+		}
+	}
+	for fp := uint64(100); s.n < s.max; fp++ {
+		s.insert(fp)
+	}
+	if isNew, full := s.insert(1 << 40); isNew || !full || s.n != 6144 {
+		t.Errorf("a full set: new %t full %t, %d held", isNew, full, s.n)
+	}
+	if isNew, full := s.insert(5); isNew || full {
+		t.Errorf("a full set still finds what it holds: new %t full %t", isNew, full)
+	}
+}
+
+// TestFingerprint: equal encodings hash equal; encodings that differ in one byte,
+// in their length only, or in their tail's zero bytes hash apart.
+func TestFingerprint(t *testing.T) {
+	seen := map[uint64]string{}
+	for _, b := range []string{"", "\x00", "\x00\x00", "abcdefgh", "abcdefgi", "abcdefgh\x00", "bbcdefgh", "abcdefghijklmnop", "abcdefghijklmnoq"} {
+		fp := fingerprint([]byte(b))
+		if fp != fingerprint([]byte(b)) {
+			t.Fatalf("%q hashes two ways", b)
+		}
+		if other, dup := seen[fp]; dup {
+			t.Errorf("%q and %q share the fingerprint %#x", b, other, fp)
+		}
+		seen[fp] = b
+	}
+}
+
+// TestCollisionChance is TLC's formula: distinct * (generated - distinct) / 2^64.
+func TestCollisionChance(t *testing.T) {
+	if got := collisionChance(1<<32, 1<<32+1<<30); got != 0.25 {
+		t.Errorf("got %g, want 0.25", got)
+	}
+	if got := collisionChance(10, 10); got != 0 {
+		t.Errorf("no duplicate lookup: got %g, want 0", got)
 	}
 }
 

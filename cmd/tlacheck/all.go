@@ -65,7 +65,7 @@ func findConfigs(dir string, quick bool) ([]cfgRun, error) {
 // runAll checks every config of dir, prints per-config figures and ends with one
 // summary line. With TLA2TOOLS_JAR set and java on PATH it also runs TLC on each
 // config and compares generated/distinct/depth.
-func runAll(dir string, quick bool, progress time.Duration, stdout io.Writer) int {
+func runAll(dir string, quick bool, progress time.Duration, fingerprintBytes int64, stdout io.Writer) int {
 	runs, err := findConfigs(dir, quick)
 	if err != nil {
 		fmt.Fprintf(stdout, "tla %s: error: %v\n", dir, err)
@@ -84,7 +84,7 @@ func runAll(dir string, quick bool, progress time.Duration, stdout io.Writer) in
 	var parts []string
 	var tlcParts []string
 	for _, r := range runs {
-		res, part, ok := checkConfig(r, progress, stdout)
+		res, part, ok := checkConfig(r, progress, fingerprintBytes, stdout)
 		parts = append(parts, part)
 		if !ok {
 			failed++
@@ -136,13 +136,13 @@ var outcomeNames = map[tlacheck.Outcome]string{tlacheck.OK: "ok", tlacheck.Deadl
 // checkConfig model-checks one config and prints its figures. It returns the result
 // (nil when the spec did not load or check), the config's part of the summary line,
 // and whether the outcome is the expected one.
-func checkConfig(r cfgRun, progress time.Duration, stdout io.Writer) (*tlacheck.Result, string, bool) {
+func checkConfig(r cfgRun, progress time.Duration, fingerprintBytes int64, stdout io.Writer) (*tlacheck.Result, string, bool) {
 	fmt.Fprintf(stdout, "== %s (%s)\n", r.name, r.cfgPath)
 	start := time.Now()
 	spec, err := tlacheck.Load(r.tlaPath, r.cfgPath)
 	var res *tlacheck.Result
 	if err == nil {
-		res, err = spec.Check(tlacheck.Options{Progress: stdout, ProgressEvery: progress})
+		res, err = spec.Check(tlacheck.Options{Progress: stdout, ProgressEvery: progress, FingerprintBytes: fingerprintBytes})
 	}
 	if err != nil {
 		fmt.Fprintf(stdout, "tla %s: error (exit %d): %v\n", r.name, exitCode(err), err)
@@ -161,9 +161,9 @@ func checkConfig(r cfgRun, progress time.Duration, stdout io.Writer) (*tlacheck.
 		status += " of " + res.Invariant
 	}
 	rate := float64(res.Distinct) / max(res.Duration.Seconds(), 1e-9)
-	fmt.Fprintf(stdout, "tla %s: %d generated, %d distinct, depth %d, %.1fs (%.0f distinct/s), %s\n",
-		r.name, res.Generated, res.Distinct, res.Depth, secs, rate, status)
-	return res, fmt.Sprintf("%s %d/%d/%d %.1fs %s", r.name, res.Generated, res.Distinct, res.Depth, secs, status), ok
+	fmt.Fprintf(stdout, "tla %s: %d generated, %d distinct, depth %d, %.1fs (%.0f distinct/s), %s, %s\n",
+		r.name, res.Generated, res.Distinct, res.Depth, secs, rate, modeOf(res), status)
+	return res, fmt.Sprintf("%s %d/%d/%d %.1fs %s %s", r.name, res.Generated, res.Distinct, res.Depth, secs, modeOf(res), status), ok
 }
 
 var (

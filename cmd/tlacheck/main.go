@@ -57,6 +57,7 @@ type options struct {
 	cfgPath, dump, indInv, typeOK, safety, label, all, cpuProfile string
 	noDeadlock, inductive, quick                                  bool
 	maxStates                                                     int
+	fingerprintMiB                                                int64
 	progress                                                      time.Duration
 }
 
@@ -77,6 +78,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.all, "all", "", "check every DIR/*.cfg (module: the cfg name up to the first '_'), compare with TLC if TLA2TOOLS_JAR is set")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	fs.BoolVar(&o.quick, "quick", false, "with -all: only DIR/*_quick.cfg")
+	fs.Int64Var(&o.fingerprintMiB, "fingerprints", 0, "keep seen states as 64-bit fingerprints in a set of this many MiB (the run stops if it fills), not whole; each summary line says the mode (0: exact)")
 	return fs
 }
 
@@ -84,6 +86,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var o options
 	fs := newFlagSet(&o, stderr)
 	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if o.fingerprintMiB < 0 || o.fingerprintMiB > 0 && (o.inductive || o.dump != "") {
+		fmt.Fprintln(stderr, "tlacheck: -fingerprints is a size in MiB, and for the model check only (not -inductive, not -dump-graph, which keep every state)")
 		return exitUsage
 	}
 	if o.cpuProfile != "" {
@@ -94,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer stop()
 	}
 	if o.all != "" {
-		return runAll(o.all, o.quick, o.progress, stdout)
+		return runAll(o.all, o.quick, o.progress, o.fingerprintMiB<<20, stdout)
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "usage: tlacheck [flags] Spec.tla")
@@ -109,7 +115,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(o.cfgPath), ".cfg")
 	}
-	fmt.Fprintf(stdout, "tlacheck: %s with %s (breadth-first, 1 worker, states stored exactly)\n", tlaPath, o.cfgPath)
+	stored := "states stored exactly"
+	if o.fingerprintMiB > 0 {
+		stored = fmt.Sprintf("states stored as 64-bit fingerprints in %d MiB", o.fingerprintMiB)
+	}
+	fmt.Fprintf(stdout, "tlacheck: %s with %s (breadth-first, 1 worker, %s)\n", tlaPath, o.cfgPath, stored)
 	start := time.Now()
 	spec, err := tlacheck.Load(tlaPath, o.cfgPath)
 	if err != nil {
@@ -180,7 +190,8 @@ func runGraph(spec *tlacheck.Spec, o *options, name string, start time.Time, std
 // runCheck model-checks the spec and prints TLC's verdict and figures.
 func runCheck(spec *tlacheck.Spec, o *options, name string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "Computing initial states...")
-	res, err := spec.Check(tlacheck.Options{MaxStates: o.maxStates, Progress: stdout, ProgressEvery: o.progress, NoDeadlock: o.noDeadlock})
+	res, err := spec.Check(tlacheck.Options{MaxStates: o.maxStates, Progress: stdout, ProgressEvery: o.progress, NoDeadlock: o.noDeadlock,
+		FingerprintBytes: o.fingerprintMiB << 20})
 	if err != nil && res == nil {
 		return fail(stdout, stderr, name, err)
 	}
@@ -213,7 +224,16 @@ func printFigures(stdout io.Writer, name string, res *tlacheck.Result, status st
 		rate = float64(res.Distinct) / secs
 	}
 	fmt.Fprintf(stdout, "Finished in %.2fs (%.0f distinct states/s, %.0f states generated/s).\n", secs, rate, float64(res.Generated)/max(secs, 1e-9))
-	fmt.Fprintf(stdout, "tla %s: %d generated, %d distinct, depth %d, %.1fs, %s\n", name, res.Generated, res.Distinct, res.Depth, secs, status)
+	fmt.Fprintf(stdout, "tla %s: %d generated, %d distinct, depth %d, %.1fs, %s, %s\n", name, res.Generated, res.Distinct, res.Depth, secs, modeOf(res), status)
+}
+
+// modeOf names how the run kept the states it saw: exact, or fingerprints with the
+// set's size and TLC's estimate of the chance of a collision.
+func modeOf(res *tlacheck.Result) string {
+	if !res.Fingerprints {
+		return "exact"
+	}
+	return fmt.Sprintf("fingerprints (%d slots, collision chance %.1e)", res.FingerprintSlots, res.Collision)
 }
 
 // printFailure prints TLC's error line and the trace of a run that found a

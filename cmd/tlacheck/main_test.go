@@ -22,6 +22,10 @@ func TestExitCodesAndSummary(t *testing.T) {
 			"tla DieHard: 97 generated, 16 distinct, depth 8,", "Model checking completed. No error has been found."},
 		{"violation", []string{"-config", td + "MutexBug.cfg", td + "MutexBug.tla"}, exitSafety,
 			"tla MutexBug: 27 generated, 18 distinct, depth 5,", "State 5: <Set(p2)>"},
+		{"ok, exact", []string{"-config", td + "DieHard.cfg", td + "DieHard.tla"}, exitOK,
+			"tla DieHard: 97 generated, 16 distinct, depth 8, ", ", exact, ok"},
+		{"violation, fingerprints", []string{"-fingerprints", "1", "-config", td + "MutexBug.cfg", td + "MutexBug.tla"}, exitSafety,
+			"tla MutexBug: 27 generated, 18 distinct, depth 5,", ", fingerprints (131072 slots, collision chance 8.8e-18), invariant MutualExclusion violated"},
 		{"deadlock", []string{"-config", td + "Countdown.cfg", td + "Countdown.tla"}, exitDeadlock,
 			"tla Countdown: 4 generated, 4 distinct, depth 4,", "Error: Deadlock reached."},
 		{"deadlock flag", []string{"-deadlock", "-config", td + "Countdown.cfg", td + "Countdown.tla"}, exitOK,
@@ -40,6 +44,8 @@ func TestExitCodesAndSummary(t *testing.T) {
 		{"inductive fails", []string{"-inductive", "-indinv", "WeakInv", "-typeok", "TypeOK", "-config", td + "Counter.cfg", td + "Counter.tla"}, exitSafety,
 			"tla-inductive Counter:", "FAILED: IndInv /\\ Next => IndInv'"},
 		{"usage", []string{}, exitUsage, "", ""},
+		{"fingerprints with a graph", []string{"-fingerprints", "1", "-dump-graph", "x", td + "DieHard.tla"}, exitUsage, "", ""},
+		{"fingerprints negative", []string{"-fingerprints", "-1", td + "DieHard.tla"}, exitUsage, "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,89 @@
+package tlacheck
+
+import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+)
+
+// The fingerprint mode (Options.FingerprintBytes): the seen states are kept as 64-bit
+// fingerprints of their canonical encodings, as TLC keeps them, instead of whole; two
+// states whose fingerprints collide are taken for one, and the run prints the chance
+// of that (Result.Collision).
+
+// fingerprint hashes a state's canonical encoding to 64 bits: each 8-byte word mixed
+// by the splitmix64 finalizer into a running hash, the tail and the length last. It
+// is fixed (no per-process seed), so that a run's figures are reproducible.
+func fingerprint(b []byte) uint64 {
+	h := uint64(len(b)) * 0x9e3779b97f4a7c15
+	for len(b) >= 8 {
+		h = bits.RotateLeft64(h^mix64(binary.LittleEndian.Uint64(b)), 29)*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
+		b = b[8:]
+	}
+	var tail uint64
+	for i, c := range b {
+		tail |= uint64(c) << (8 * i)
+	}
+	h = bits.RotateLeft64(h^mix64(tail^uint64(len(b))<<56), 29)*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
+	return mix64(h)
+}
+
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// fpSet is a set of fingerprints of fixed size: open addressing with linear probing
+// over a power-of-two table that fits the budget, 0 marking a free slot (the
+// fingerprint 0 is stored as 1: one more way to collide). It holds at most 3/4 of its
+// slots, so that probes stay short; past that the run stops (ErrLimit) rather than
+// slow down or outgrow its budget.
+type fpSet struct {
+	slots []uint64
+	mask  uint64
+	n     int
+	max   int
+}
+
+// fpSetMinBytes is the smallest budget: 1,024 slots.
+const fpSetMinBytes = 8 << 10
+
+func newFPSet(budget int64) *fpSet {
+	n := uint64(1) << (63 - bits.LeadingZeros64(uint64(max(budget, fpSetMinBytes))/8))
+	return &fpSet{slots: make([]uint64, n), mask: n - 1, max: int(n / 4 * 3)}
+}
+
+// insert adds fp and reports whether it was new; full reports a set that holds its
+// most already (fp was not added).
+func (s *fpSet) insert(fp uint64) (isNew, full bool) {
+	if fp == 0 {
+		fp = 1
+	}
+	for i := fp & s.mask; ; i = (i + 1) & s.mask {
+		switch s.slots[i] {
+		case fp:
+			return false, false
+		case 0:
+			if s.n >= s.max {
+				return false, true
+			}
+			s.slots[i] = fp
+			s.n++
+			return true, false
+		}
+	}
+}
+
+// bytes is the set's memory: its table.
+func (s *fpSet) bytes() int64 { return int64(len(s.slots)) * 8 }
+
+// collisionChance is TLC's "calculated (optimistic)" estimate of the probability that
+// two of the distinct states a run found share a fingerprint, so that one of them was
+// never explored: each of the generated-distinct duplicate lookups could have matched
+// any of the distinct fingerprints by chance, distinct*(generated-distinct)/2^64.
+func collisionChance(distinct, generated int64) float64 {
+	return float64(distinct) * float64(max(generated-distinct, 0)) / math.Exp2(64)
+}
