@@ -37,7 +37,15 @@ type Options struct {
 	// this many bytes (fpset.go) instead of whole, and each state only while it waits
 	// on the queue; a full set stops the run (ErrLimit). 0: exact, every state kept.
 	FingerprintBytes int64
+	// QueueBytes bounds the compressed states of the fingerprint mode's queue kept in
+	// memory; beyond it they go to a file in QueueDir (default os.TempDir()), read back
+	// in order. 0: DefaultQueueBytes.
+	QueueBytes int64
+	QueueDir   string
 }
+
+// DefaultQueueBytes is the fingerprint mode's default memory for its queue.
+const DefaultQueueBytes = 256 << 20
 
 // Step is one state of a trace and the action that led to it.
 type Step struct {
@@ -65,19 +73,20 @@ type Result struct {
 	Fingerprints     bool
 	Collision        float64
 	FingerprintSlots int
+	QueueSpilled     int64 // bytes of compressed states the queue wrote to its file
 }
 
 // explorer is the breadth-first search state. In the exact mode it keeps every
-// state: states[i] and depth[i] are state i's. In the fingerprint mode (fp set) they
-// hold only the states from index base on, those not yet expanded, and fps[i] is
-// state i's fingerprint, from which trace finds it again.
+// state: states[i] and depth[i] are state i's. In the fingerprint mode (fp set) the
+// states not yet expanded wait on queue, in index order, and fps[i] is state i's
+// fingerprint, from which trace finds it again. parent[i] is kept in both.
 type explorer struct {
 	s         *Spec
 	opts      Options
 	seen      map[string]uint32
 	fp        *fpSet
 	fps       []uint64
-	base      int
+	queue     *stateQueue
 	maxDepth  uint16
 	states    [][]Value
 	parent    []uint32
@@ -107,6 +116,11 @@ func (s *Spec) newExplorer(opts Options) *explorer {
 	e := &explorer{s: s, opts: opts, seen: map[string]uint32{}}
 	if opts.FingerprintBytes > 0 {
 		e.seen, e.fp = nil, newFPSet(opts.FingerprintBytes)
+		budget := opts.QueueBytes
+		if budget <= 0 {
+			budget = DefaultQueueBytes
+		}
+		e.queue = newStateQueue(len(s.vars), budget, opts.QueueDir)
 	}
 	if !opts.NoSymmetry {
 		e.symm = s.symmetry
@@ -318,40 +332,36 @@ func (e *explorer) add(st []Value, parent uint32, depth uint16) (uint32, bool, e
 		if !isNew {
 			return 0, false, nil
 		}
+		if err := e.queue.push(st, depth); err != nil {
+			return 0, false, err
+		}
 		e.fps = append(e.fps, fp)
 	} else {
 		if j, ok := e.seen[string(k)]; ok {
 			return j, false, nil
 		}
 		e.seen[string(k)] = i
+		e.states = append(e.states, append([]Value(nil), st...))
+		e.depth = append(e.depth, depth)
 	}
-	e.states = append(e.states, append([]Value(nil), st...))
 	e.parent = append(e.parent, parent)
-	e.depth = append(e.depth, depth)
 	e.maxDepth = max(e.maxDepth, depth)
 	return i, true, nil
 }
 
 // count is the number of distinct states found.
-func (e *explorer) count() int { return e.base + len(e.states) }
+func (e *explorer) count() int { return len(e.parent) }
 
-// stateAt returns state i, which the fingerprint mode must still hold.
-func (e *explorer) stateAt(i int) []Value { return e.states[i-e.base] }
-
-// expanded lets the fingerprint mode forget state head, just expanded, and every
-// state before it: the queue moves down once half of it is spent.
-func (e *explorer) expanded(head int) {
-	if e.fp == nil {
-		return
+// next returns state head, the next to expand, and its depth.
+func (e *explorer) next(head int) ([]Value, uint16, error) {
+	if e.queue == nil {
+		return e.states[head], e.depth[head], nil
 	}
-	done := head + 1 - e.base
-	e.states[done-1] = nil
-	if done < 4096 || done < len(e.states)/2 {
-		return
+	st, d, ok, err := e.queue.pop()
+	if err == nil && !ok {
+		err = fmt.Errorf("the queue is empty at state %d of %d", head, e.count())
 	}
-	e.states = append(e.states[:0:0], e.states[done:]...)
-	e.depth = append(e.depth[:0:0], e.depth[done:]...)
-	e.base += done
+	return st, d, err
 }
 
 // search is one breadth-first run of an explorer: its clock, its result, and what
@@ -368,6 +378,9 @@ type search struct {
 }
 
 func (e *explorer) run() (*Result, error) {
+	if e.queue != nil {
+		defer e.queue.close()
+	}
 	r := &search{e: e, res: &Result{}, start: time.Now(), every: e.opts.ProgressEvery, bad: -1}
 	if r.every <= 0 {
 		r.every = 10 * time.Second
@@ -419,7 +432,11 @@ func (r *search) explore() (*Result, error) {
 	e := r.e
 	checkDeadlock := e.s.Config.CheckDeadlock && !e.opts.NoDeadlock
 	for head := 0; head < e.count(); head++ {
-		n, err := r.expand(head)
+		cur, d, err := e.next(head)
+		if err != nil {
+			return nil, err
+		}
+		n, err := r.expand(head, cur, d)
 		if err != nil {
 			return nil, err
 		}
@@ -434,18 +451,16 @@ func (r *search) explore() (*Result, error) {
 		if e.opts.MaxStates > 0 && e.count() > e.opts.MaxStates {
 			return r.finish(head + 1), errAt(ErrLimit, Pos{}, "more than %d distinct states", e.opts.MaxStates)
 		}
-		r.progress(head)
-		e.expanded(head)
+		r.progress(head, d)
 	}
 	return r.finish(e.count()), nil
 }
 
 // expand generates the successors of state head, stores the new ones and checks
 // them; n counts the successors, duplicates and those outside the model included.
-func (r *search) expand(head int) (n int, err error) {
+func (r *search) expand(head int, cur []Value, d uint16) (n int, err error) {
 	e := r.e
-	cur := e.stateAt(head)
-	d := e.depth[head-e.base] + 1
+	d++
 	e.setParent(cur)
 	err = e.successors(cur, func(next []Value) {
 		if r.stopped() {
@@ -506,7 +521,7 @@ func (r *search) violation(head int) (*Result, error) {
 }
 
 // progress prints TLC's progress line, at most once per r.every.
-func (r *search) progress(head int) {
+func (r *search) progress(head int, d uint16) {
 	e := r.e
 	if e.opts.Progress == nil || head&15 != 0 || time.Since(r.lastProgress) < r.every {
 		return
@@ -514,7 +529,7 @@ func (r *search) progress(head int) {
 	r.lastProgress = time.Now()
 	el := time.Since(r.start).Seconds()
 	fmt.Fprintf(e.opts.Progress, "Progress(%d) at %s: %d states generated (%.0f s/min), %d distinct states found (%.0f ds/min), %d states left on queue.\n",
-		e.depth[head-e.base]+1, r.lastProgress.UTC().Format("2006-01-02 15:04:05"), e.generat, float64(e.generat)/el*60, e.count(), float64(e.count())/el*60, e.count()-head-1)
+		d+1, r.lastProgress.UTC().Format("2006-01-02 15:04:05"), e.generat, float64(e.generat)/el*60, e.count(), float64(e.count())/el*60, e.count()-head-1)
 }
 
 // finish fills in the figures; head is how many states were expanded.
@@ -529,6 +544,7 @@ func (r *search) finish(head int) *Result {
 	if e.fp != nil {
 		res.Fingerprints, res.FingerprintSlots = true, len(e.fp.slots)
 		res.Collision = collisionChance(res.Distinct, res.Generated)
+		res.QueueSpilled = e.queue.spilled
 	}
 	res.Duration = time.Since(r.start)
 	return res

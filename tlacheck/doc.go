@@ -5,8 +5,11 @@
 // /\ and \/, operator precedence, nested comments), resolves names, evaluates
 // expressions over canonical values, generates successor states from the next-state
 // action (primed assignments, x' \in S, UNCHANGED, branching disjunctions and \E), and
-// explores the reachable states breadth first. States are stored exactly, by their
-// canonical byte encoding, so two distinct states are never confused (no fingerprints).
+// explores the reachable states breadth first. By default states are stored exactly,
+// by their canonical byte encoding, so two distinct states are never confused; the
+// fingerprint mode (Options.FingerprintBytes) keeps 64-bit fingerprints instead, and
+// the states waiting on the queue compressed, in memory up to a budget and in a file
+// beyond it, and prints TLC's estimate of the chance of a collision.
 //
 // A run is configured by a TLC .cfg file (CONSTANT(S), INIT/NEXT or SPECIFICATION,
 // INVARIANT(S), CONSTRAINT, SYMMETRY, CHECK_DEADLOCK) and reports TLC's figures:

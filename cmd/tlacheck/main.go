@@ -57,7 +57,8 @@ type options struct {
 	cfgPath, dump, indInv, typeOK, safety, label, all, cpuProfile string
 	noDeadlock, inductive, quick                                  bool
 	maxStates                                                     int
-	fingerprintMiB                                                int64
+	fingerprintMiB, queueMiB                                      int64
+	queueDir                                                      string
 	progress                                                      time.Duration
 }
 
@@ -78,6 +79,8 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.all, "all", "", "check every DIR/*.cfg (module: the cfg name up to the first '_'), compare with TLC if TLA2TOOLS_JAR is set")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	fs.BoolVar(&o.quick, "quick", false, "with -all: only DIR/*_quick.cfg")
+	fs.Int64Var(&o.queueMiB, "queue-mem", tlacheck.DefaultQueueBytes>>20, "with -fingerprints: MiB of compressed states the queue keeps in memory; beyond, they go to a file in -queue-dir")
+	fs.StringVar(&o.queueDir, "queue-dir", "", "with -fingerprints: the folder of the queue's file (default: the system's temporary folder)")
 	fs.Int64Var(&o.fingerprintMiB, "fingerprints", 0, "keep seen states as 64-bit fingerprints in a set of this many MiB (the run stops if it fills), not whole; each summary line says the mode (0: exact)")
 	return fs
 }
@@ -88,8 +91,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if o.fingerprintMiB < 0 || o.fingerprintMiB > 0 && (o.inductive || o.dump != "") {
-		fmt.Fprintln(stderr, "tlacheck: -fingerprints is a size in MiB, and for the model check only (not -inductive, not -dump-graph, which keep every state)")
+	if o.fingerprintMiB < 0 || o.queueMiB < 1 || o.fingerprintMiB > 0 && (o.inductive || o.dump != "") {
+		fmt.Fprintln(stderr, "tlacheck: -fingerprints is a size in MiB, and for the model check only (not -inductive, not -dump-graph, which keep every state); -queue-mem is at least 1 MiB")
 		return exitUsage
 	}
 	if o.cpuProfile != "" {
@@ -191,7 +194,7 @@ func runGraph(spec *tlacheck.Spec, o *options, name string, start time.Time, std
 func runCheck(spec *tlacheck.Spec, o *options, name string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "Computing initial states...")
 	res, err := spec.Check(tlacheck.Options{MaxStates: o.maxStates, Progress: stdout, ProgressEvery: o.progress, NoDeadlock: o.noDeadlock,
-		FingerprintBytes: o.fingerprintMiB << 20})
+		FingerprintBytes: o.fingerprintMiB << 20, QueueBytes: o.queueMiB << 20, QueueDir: o.queueDir})
 	if err != nil && res == nil {
 		return fail(stdout, stderr, name, err)
 	}
@@ -233,7 +236,7 @@ func modeOf(res *tlacheck.Result) string {
 	if !res.Fingerprints {
 		return "exact"
 	}
-	return fmt.Sprintf("fingerprints (%d slots, collision chance %.1e)", res.FingerprintSlots, res.Collision)
+	return fmt.Sprintf("fingerprints (%d slots, collision chance %.1e, %d bytes of the queue spilled)", res.FingerprintSlots, res.Collision, res.QueueSpilled)
 }
 
 // printFailure prints TLC's error line and the trace of a run that found a

@@ -25,7 +25,7 @@ func TestExitCodesAndSummary(t *testing.T) {
 		{"ok, exact", []string{"-config", td + "DieHard.cfg", td + "DieHard.tla"}, exitOK,
 			"tla DieHard: 97 generated, 16 distinct, depth 8, ", ", exact, ok"},
 		{"violation, fingerprints", []string{"-fingerprints", "1", "-config", td + "MutexBug.cfg", td + "MutexBug.tla"}, exitSafety,
-			"tla MutexBug: 27 generated, 18 distinct, depth 5,", ", fingerprints (131072 slots, collision chance 8.8e-18), invariant MutualExclusion violated"},
+			"tla MutexBug: 27 generated, 18 distinct, depth 5,", ", fingerprints (131072 slots, collision chance 8.8e-18, 0 bytes of the queue spilled), invariant MutualExclusion violated"},
 		{"deadlock", []string{"-config", td + "Countdown.cfg", td + "Countdown.tla"}, exitDeadlock,
 			"tla Countdown: 4 generated, 4 distinct, depth 4,", "Error: Deadlock reached."},
 		{"deadlock flag", []string{"-deadlock", "-config", td + "Countdown.cfg", td + "Countdown.tla"}, exitOK,
