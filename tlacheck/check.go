@@ -530,6 +530,21 @@ func (r *search) progress(head int, d uint16) {
 	el := time.Since(r.start).Seconds()
 	fmt.Fprintf(e.opts.Progress, "Progress(%d) at %s: %d states generated (%.0f s/min), %d distinct states found (%.0f ds/min), %d states left on queue.\n",
 		d+1, r.lastProgress.UTC().Format("2006-01-02 15:04:05"), e.generat, float64(e.generat)/el*60, e.count(), float64(e.count())/el*60, e.count()-head-1)
+	if e.fp != nil {
+		fmt.Fprintln(e.opts.Progress, e.fpProgress(float64(e.count())/el))
+	}
+}
+
+// fpProgress says how full the fingerprint set is, when it would fill at the rate so
+// far, and where the queue's states are.
+func (e *explorer) fpProgress(perSecond float64) string {
+	left := float64(e.fp.max - e.fp.n)
+	fills := "never at this rate"
+	if perSecond > 0 {
+		fills = "in about " + time.Duration(left/perSecond*float64(time.Second)).Round(time.Second).String() + " at this rate"
+	}
+	return fmt.Sprintf("tlacheck: fingerprint set %d of %d states (%.0f%%), full %s; queue %d states, %d bytes compressed in memory, %d in its file",
+		e.fp.n, e.fp.max, 100*float64(e.fp.n)/float64(e.fp.max), fills, e.queue.len, e.queue.inMem, e.queue.fileEnd)
 }
 
 // finish fills in the figures; head is how many states were expanded.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -397,5 +398,16 @@ func TestProgressLines(t *testing.T) {
 	}
 	if !strings.Contains(out, "Progress(") || !strings.Contains(out, "distinct states found") || !strings.Contains(out, "states left on queue.") {
 		t.Errorf("no progress line:\n%s", out)
+	}
+	if strings.Contains(out, "fingerprint set") {
+		t.Errorf("the exact mode speaks of fingerprints:\n%s", out)
+	}
+	b.Reset()
+	if _, err := s.Check(Options{Progress: &b, ProgressEvery: time.Nanosecond, FingerprintBytes: fpSetMinBytes}); err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`(?m)^tlacheck: fingerprint set \d+ of 768 states \(\d+%\), full (in about \S+|never) at this rate; queue \d+ states, \d+ bytes compressed in memory, 0 in its file$`)
+	if !line.MatchString(b.String()) {
+		t.Errorf("no fingerprint progress line:\n%s", b.String())
 	}
 }
