@@ -199,13 +199,7 @@ func TestServeQuotaFlags(t *testing.T) {
 		"--max-runs-per-token", "1", "--max-result-bytes-per-token", "4")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var op *client.Client
-	require.Eventually(t, func() bool { // the socket's file exists a moment before it listens
-		c, err := client.Dial(ctx, "unix:"+sock, servertest.OperatorToken)
-		op = c
-		return err == nil
-	}, 10*time.Second, 10*time.Millisecond)
-	defer op.Close()
+	op := dialListening(t, ctx, sock, servertest.OperatorToken)
 	agent, err := client.Dial(ctx, "unix:"+sock, servertest.AgentToken)
 	require.NoError(t, err)
 	defer agent.Close()
@@ -238,13 +232,7 @@ func TestServeOrderedIDs(t *testing.T) {
 	serve(t, bin, sock, "--roles", roles, "--durability", "memory", "--listen", "", "--unix", sock, "--ordered-ids", "--retention", "50ms")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var op *client.Client
-	require.Eventually(t, func() bool { // the socket's file exists a moment before it listens
-		c, err := client.Dial(ctx, "unix:"+sock, servertest.OperatorToken)
-		op = c
-		return err == nil
-	}, 10*time.Second, 10*time.Millisecond)
-	defer op.Close()
+	op := dialListening(t, ctx, sock, servertest.OperatorToken)
 	_, err := op.Cancel(ctx, "run-0002") // a tombstone: finished
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
@@ -255,6 +243,20 @@ func TestServeOrderedIDs(t *testing.T) {
 	require.ErrorIs(t, err, core.ErrRunRetired, "an id below the watermark, never opened")
 	_, err = op.Open(ctx, "run-0003", 0)
 	require.NoError(t, err)
+}
+
+// dialListening dials the gate on sock as token once it listens (the socket's file
+// exists a moment before it does); the client is closed with the test.
+func dialListening(t *testing.T, ctx context.Context, sock, token string) *client.Client {
+	t.Helper()
+	var c *client.Client
+	require.Eventually(t, func() bool {
+		var err error
+		c, err = client.Dial(ctx, "unix:"+sock, token)
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 // TestSetGCPercent: the flag wins when given; else GOGC from the environment, when
