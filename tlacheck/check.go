@@ -42,6 +42,9 @@ type Options struct {
 	// in order. 0: DefaultQueueBytes.
 	QueueBytes int64
 	QueueDir   string
+	// Workers > 1 expands that many states at once, level by level (parallel.go); the
+	// fingerprint mode only: the exact mode has one worker.
+	Workers int
 }
 
 // DefaultQueueBytes is the fingerprint mode's default memory for its queue.
@@ -327,7 +330,7 @@ func (e *explorer) add(st []Value, parent uint32, depth uint16) (uint32, bool, e
 		fp := fingerprint(k)
 		isNew, full := e.fp.insert(fp)
 		if full {
-			return 0, false, errAt(ErrLimit, Pos{}, "the fingerprint set is full: %d states in %d bytes (give it more)", e.fp.n, e.fp.bytes())
+			return 0, false, errAt(ErrLimit, Pos{}, "the fingerprint set is full: %d states in %d bytes (give it more)", e.fp.len(), e.fp.bytes())
 		}
 		if !isNew {
 			return 0, false, nil
@@ -396,6 +399,9 @@ func (e *explorer) run() (*Result, error) {
 	}
 	if e.opts.Progress != nil {
 		fmt.Fprintf(e.opts.Progress, "Finished computing initial states: %d distinct state%s generated.\n", e.count(), plural(e.count()))
+	}
+	if e.queue != nil && e.opts.Workers > 1 {
+		return r.exploreParallel(e.opts.Workers)
 	}
 	return r.explore()
 }
@@ -522,8 +528,16 @@ func (r *search) violation(head int) (*Result, error) {
 
 // progress prints TLC's progress line, at most once per r.every.
 func (r *search) progress(head int, d uint16) {
+	if head&15 == 0 {
+		r.progressLine(head, d)
+	}
+}
+
+// progressLine prints the progress line if it is due: head is the last state
+// expanded, d its depth.
+func (r *search) progressLine(head int, d uint16) {
 	e := r.e
-	if e.opts.Progress == nil || head&15 != 0 || time.Since(r.lastProgress) < r.every {
+	if e.opts.Progress == nil || time.Since(r.lastProgress) < r.every {
 		return
 	}
 	r.lastProgress = time.Now()
@@ -538,13 +552,13 @@ func (r *search) progress(head int, d uint16) {
 // fpProgress says how full the fingerprint set is, when it would fill at the rate so
 // far, and where the queue's states are.
 func (e *explorer) fpProgress(perSecond float64) string {
-	left := float64(e.fp.max - e.fp.n)
+	left := float64(e.fp.max - e.fp.len())
 	fills := "never at this rate"
 	if perSecond > 0 {
 		fills = "in about " + time.Duration(left/perSecond*float64(time.Second)).Round(time.Second).String() + " at this rate"
 	}
 	return fmt.Sprintf("tlacheck: fingerprint set %d of %d states (%.0f%%), full %s; queue %d states, %d bytes compressed in memory, %d in its file",
-		e.fp.n, e.fp.max, 100*float64(e.fp.n)/float64(e.fp.max), fills, e.queue.len, e.queue.inMem, e.queue.fileEnd)
+		e.fp.len(), e.fp.max, 100*float64(e.fp.len())/float64(e.fp.max), fills, e.queue.len, e.queue.inMem, e.queue.fileEnd)
 }
 
 // finish fills in the figures; head is how many states were expanded.

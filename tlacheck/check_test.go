@@ -145,11 +145,11 @@ func TestFPSet(t *testing.T) {
 			t.Errorf("insert %d: new %t full %t, want %t %t", c.fp, isNew, full, c.isNew, c.full)
 		}
 	}
-	for fp := uint64(100); s.n < s.max; fp++ {
+	for fp := uint64(100); s.len() < s.max; fp++ {
 		s.insert(fp)
 	}
-	if isNew, full := s.insert(1 << 40); isNew || !full || s.n != 6144 {
-		t.Errorf("a full set: new %t full %t, %d held", isNew, full, s.n)
+	if isNew, full := s.insert(1 << 40); isNew || !full || s.len() != 6144 {
+		t.Errorf("a full set: new %t full %t, %d held", isNew, full, s.len())
 	}
 	if isNew, full := s.insert(5); isNew || full {
 		t.Errorf("a full set still finds what it holds: new %t full %t", isNew, full)
@@ -409,5 +409,28 @@ func TestProgressLines(t *testing.T) {
 	line := regexp.MustCompile(`(?m)^tlacheck: fingerprint set \d+ of 768 states \(\d+%\), full (in about \S+|never) at this rate; queue \d+ states, \d+ bytes compressed in memory, 0 in its file$`)
 	if !line.MatchString(b.String()) {
 		t.Errorf("no fingerprint progress line:\n%s", b.String())
+	}
+}
+
+// TestWorkersGiveOneWorkersFigures: with 2 and 3 workers every testdata spec and the
+// gate's spec reach TLC's figures, and a failing one a counterexample of the least
+// length that ends in a state violating the same invariant.
+func TestWorkersGiveOneWorkersFigures(t *testing.T) {
+	type run struct{ spec, cfg string }
+	runs := []run{{"DieHard", "DieHard"}, {"DieHard", "DieHard_solve"}, {"TwoPhase", "TwoPhase_big"}, {"TwoPhase", "TwoPhase_symm"},
+		{"MutexBug", "MutexBug"}, {"Countdown", "Countdown"}, {"Queue", "Queue"}, {"Features", "Features"}}
+	for _, rn := range runs {
+		one, err := loadTestdata(t, rn.spec, rn.cfg).Check(Options{FingerprintBytes: 1 << 20})
+		noErr(t, err)
+		for _, workers := range []int{2, 3} {
+			got, err := loadTestdata(t, rn.spec, rn.cfg).Check(Options{FingerprintBytes: 1 << 20, Workers: workers})
+			noErr(t, err)
+			if one.Outcome == OK && (got.Generated != one.Generated || got.Distinct != one.Distinct || got.Depth != one.Depth || got.Outcome != OK) {
+				t.Errorf("%s, %d workers: %d/%d/%d %v, one worker %d/%d/%d", rn.cfg, workers, got.Generated, got.Distinct, got.Depth, got.Outcome, one.Generated, one.Distinct, one.Depth)
+			}
+			if one.Outcome != OK && (got.Outcome != one.Outcome || got.Invariant != one.Invariant || len(got.Trace) != len(one.Trace)) {
+				t.Errorf("%s, %d workers: %v %q in %d steps, one worker %v %q in %d", rn.cfg, workers, got.Outcome, got.Invariant, len(got.Trace), one.Outcome, one.Invariant, len(one.Trace))
+			}
+		}
 	}
 }

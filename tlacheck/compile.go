@@ -2,6 +2,7 @@ package tlacheck
 
 import (
 	"sort"
+	"sync/atomic"
 )
 
 // Levels of expressions: constant, state (reads variables), action (reads primes).
@@ -24,8 +25,8 @@ type opDef struct {
 	ast       *def
 	compiled  bool
 	compiling bool
-	cached    Value
-	temporal  bool // body mentions [] or <> or WF_/SF_: only usable as SPECIFICATION
+	cached    atomic.Pointer[Value] // a constant's value once evaluated (workers share it)
+	temporal  bool                  // body mentions [] or <> or WF_/SF_: only usable as SPECIFICATION
 }
 
 // letOp is a LET definition with parameters; it lives in its enclosing frame.

@@ -221,8 +221,8 @@ func (n *letNode) eval(c *ctx) Value {
 func (n *callNode) eval(c *ctx) Value {
 	d := n.def
 	if d.nparams == 0 && d.level == levelConst {
-		if d.cached != nil {
-			return d.cached
+		if v := d.cached.Load(); v != nil {
+			return *v
 		}
 	}
 	if d.recursive {
@@ -241,7 +241,7 @@ func (n *callNode) eval(c *ctx) Value {
 		c.depth--
 	}
 	if d.nparams == 0 && d.level == levelConst {
-		d.cached = v
+		d.cached.Store(&v)
 	}
 	return v
 }

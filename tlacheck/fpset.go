@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"sync/atomic"
 )
 
 // The fingerprint mode (Options.FingerprintBytes): the seen states are kept as 64-bit
@@ -40,11 +41,12 @@ func mix64(x uint64) uint64 {
 // over a power-of-two table that fits the budget, 0 marking a free slot (the
 // fingerprint 0 is stored as 1: one more way to collide). It holds at most 3/4 of its
 // slots, so that probes stay short; past that the run stops (ErrLimit) rather than
-// slow down or outgrow its budget.
+// slow down or outgrow its budget. Workers insert at once: a slot is claimed by
+// compare-and-swap, and a slot once set never changes.
 type fpSet struct {
 	slots []uint64
 	mask  uint64
-	n     int
+	n     atomic.Int64
 	max   int
 }
 
@@ -63,19 +65,25 @@ func (s *fpSet) insert(fp uint64) (isNew, full bool) {
 		fp = 1
 	}
 	for i := fp & s.mask; ; i = (i + 1) & s.mask {
-		switch s.slots[i] {
+		switch atomic.LoadUint64(&s.slots[i]) {
 		case fp:
 			return false, false
 		case 0:
-			if s.n >= s.max {
+			if s.n.Load() >= int64(s.max) {
 				return false, true
 			}
-			s.slots[i] = fp
-			s.n++
+			if !atomic.CompareAndSwapUint64(&s.slots[i], 0, fp) {
+				i-- // another worker took the slot: look at it again
+				continue
+			}
+			s.n.Add(1)
 			return true, false
 		}
 	}
 }
+
+// len is how many fingerprints the set holds.
+func (s *fpSet) len() int { return int(s.n.Load()) }
 
 // bytes is the set's memory: its table.
 func (s *fpSet) bytes() int64 { return int64(len(s.slots)) * 8 }

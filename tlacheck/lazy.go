@@ -2,6 +2,7 @@ package tlacheck
 
 import (
 	"strings"
+	"sync/atomic"
 )
 
 // lazySet is a set that is not enumerated until it must be: intervals, the infinite
@@ -13,15 +14,19 @@ type lazySet interface {
 	size() int64 // -1 when infinite or unknown
 }
 
-// memoSet keeps a finite lazy set's enumeration once it is built.
-type memoSet struct{ memo *setV }
+// memoSet keeps a finite lazy set's enumeration once it is built. A constant's lazy
+// set is shared by the workers of a run: two may build it at once, and either
+// enumeration (equal) is kept.
+type memoSet struct{ memo atomic.Pointer[setV] }
 
 // enumOnce returns the enumeration, building it with build the first time.
 func (m *memoSet) enumOnce(build func() *setV) *setV {
-	if m.memo == nil {
-		m.memo = build()
+	if s := m.memo.Load(); s != nil {
+		return s
 	}
-	return m.memo
+	s := build()
+	m.memo.Store(s)
+	return s
 }
 
 // setLimit bounds the elements of an enumerated lazy set.

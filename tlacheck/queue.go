@@ -10,7 +10,8 @@ import (
 )
 
 // stateQueue is the fingerprint mode's queue of states to expand, first in first out,
-// kept encoded (encode, the canonical encoding, with the state's depth) in chunks that
+// kept encoded (a record: its length, the state's depth, then each variable's value
+// by encode, the canonical encoding) in chunks that
 // are compressed once full; the compressed chunks stay in memory up to a budget and go
 // to a file beyond it, to be read back in order. Memory is then the chunk being
 // written, the one being read, and the budget.
@@ -50,10 +51,22 @@ func newStateQueue(nvars int, budget int64, dir string) *stateQueue {
 
 // push appends st at depth d.
 func (q *stateQueue) push(st []Value, d uint16) error {
-	q.w = binary.AppendUvarint(q.w, uint64(d))
+	return q.pushRecord(appendRecord(nil, st, d))
+}
+
+// appendRecord appends st at depth d as the queue keeps it, less its length.
+func appendRecord(buf []byte, st []Value, d uint16) []byte {
+	buf = binary.AppendUvarint(buf, uint64(d))
 	for _, v := range st {
-		q.w = encode(q.w, v)
+		buf = encode(buf, v)
 	}
+	return buf
+}
+
+// pushRecord appends a record made by appendRecord.
+func (q *stateQueue) pushRecord(rec []byte) error {
+	q.w = binary.AppendUvarint(q.w, uint64(len(rec)))
+	q.w = append(q.w, rec...)
 	q.wn++
 	q.len++
 	if len(q.w) >= queueChunkBytes {
@@ -104,24 +117,46 @@ func (q *stateQueue) seal() error {
 
 // pop takes the first state and its depth; ok is false on an empty queue.
 func (q *stateQueue) pop() (st []Value, d uint16, ok bool, err error) {
+	rec, ok, err := q.popRecord()
+	if !ok || err != nil {
+		return nil, 0, false, err
+	}
+	st, d, err = decodeRecord(rec, q.nvars)
+	return st, d, err == nil, err
+}
+
+// popRecord takes the first record, valid until the next pop.
+func (q *stateQueue) popRecord() (rec []byte, ok bool, err error) {
 	if q.rn == 0 {
 		if err := q.load(); err != nil || q.rn == 0 {
-			return nil, 0, false, err
+			return nil, false, err
 		}
 	}
-	dec := decoder{b: q.r}
-	d = uint16(dec.uvarint())
-	st = make([]Value, q.nvars)
+	n, k := binary.Uvarint(q.r)
+	if k <= 0 || n > uint64(len(q.r)-k) {
+		return nil, false, fmt.Errorf("the queue: a malformed record length")
+	}
+	rec, q.r = q.r[k:k+int(n)], q.r[k+int(n):]
+	q.rn--
+	q.len--
+	return rec, true, nil
+}
+
+// decodeRecord decodes a record of nvars values.
+func decodeRecord(rec []byte, nvars int) ([]Value, uint16, error) {
+	dec := decoder{b: rec}
+	d := uint16(dec.uvarint())
+	st := make([]Value, nvars)
 	for i := range st {
 		st[i] = dec.value()
 	}
-	if dec.err != nil {
-		return nil, 0, false, fmt.Errorf("the queue: %w", dec.err)
+	if dec.err == nil && len(dec.b) != 0 {
+		dec.fail("bytes after the state")
 	}
-	q.r = dec.b
-	q.rn--
-	q.len--
-	return st, d, true, nil
+	if dec.err != nil {
+		return nil, 0, fmt.Errorf("the queue: %w", dec.err)
+	}
+	return st, d, nil
 }
 
 // load makes the next chunk the one being read: the first full chunk, else the one

@@ -56,7 +56,7 @@ func main() {
 type options struct {
 	cfgPath, dump, indInv, typeOK, safety, label, all, cpuProfile string
 	noDeadlock, inductive, quick                                  bool
-	maxStates                                                     int
+	maxStates, workers                                            int
 	fingerprintMiB, queueMiB                                      int64
 	queueDir                                                      string
 	progress                                                      time.Duration
@@ -79,6 +79,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.all, "all", "", "check every DIR/*.cfg (module: the cfg name up to the first '_'), compare with TLC if TLA2TOOLS_JAR is set")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	fs.BoolVar(&o.quick, "quick", false, "with -all: only DIR/*_quick.cfg")
+	fs.IntVar(&o.workers, "workers", 1, "with -fingerprints: expand with this many workers, level by level (the figures of a complete run do not depend on it)")
 	fs.Int64Var(&o.queueMiB, "queue-mem", tlacheck.DefaultQueueBytes>>20, "with -fingerprints: MiB of compressed states the queue keeps in memory; beyond, they go to a file in -queue-dir")
 	fs.StringVar(&o.queueDir, "queue-dir", "", "with -fingerprints: the folder of the queue's file (default: the system's temporary folder)")
 	fs.Int64Var(&o.fingerprintMiB, "fingerprints", 0, "keep seen states as 64-bit fingerprints in a set of this many MiB (the run stops if it fills), not whole; each summary line says the mode (0: exact)")
@@ -91,8 +92,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if o.fingerprintMiB < 0 || o.queueMiB < 1 || o.fingerprintMiB > 0 && (o.inductive || o.dump != "") {
-		fmt.Fprintln(stderr, "tlacheck: -fingerprints is a size in MiB, and for the model check only (not -inductive, not -dump-graph, which keep every state); -queue-mem is at least 1 MiB")
+	if o.fingerprintMiB < 0 || o.queueMiB < 1 || o.workers < 1 || o.workers > 1 && o.fingerprintMiB == 0 ||
+		o.fingerprintMiB > 0 && (o.inductive || o.dump != "") {
+		fmt.Fprintln(stderr, "tlacheck: -fingerprints is a size in MiB, and for the model check only (not -inductive, not -dump-graph, which keep every state); -queue-mem is at least 1 MiB; -workers above 1 needs -fingerprints")
 		return exitUsage
 	}
 	if o.cpuProfile != "" {
@@ -122,7 +124,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.fingerprintMiB > 0 {
 		stored = fmt.Sprintf("states stored as 64-bit fingerprints in %d MiB", o.fingerprintMiB)
 	}
-	fmt.Fprintf(stdout, "tlacheck: %s with %s (breadth-first, 1 worker, %s)\n", tlaPath, o.cfgPath, stored)
+	fmt.Fprintf(stdout, "tlacheck: %s with %s (breadth-first, %d worker%s, %s)\n", tlaPath, o.cfgPath, o.workers, plural(o.workers), stored)
 	start := time.Now()
 	spec, err := tlacheck.Load(tlaPath, o.cfgPath)
 	if err != nil {
@@ -194,7 +196,7 @@ func runGraph(spec *tlacheck.Spec, o *options, name string, start time.Time, std
 func runCheck(spec *tlacheck.Spec, o *options, name string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "Computing initial states...")
 	res, err := spec.Check(tlacheck.Options{MaxStates: o.maxStates, Progress: stdout, ProgressEvery: o.progress, NoDeadlock: o.noDeadlock,
-		FingerprintBytes: o.fingerprintMiB << 20, QueueBytes: o.queueMiB << 20, QueueDir: o.queueDir})
+		FingerprintBytes: o.fingerprintMiB << 20, QueueBytes: o.queueMiB << 20, QueueDir: o.queueDir, Workers: o.workers})
 	if err != nil && res == nil {
 		return fail(stdout, stderr, name, err)
 	}
@@ -298,4 +300,11 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

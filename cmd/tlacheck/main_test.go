@@ -46,6 +46,9 @@ func TestExitCodesAndSummary(t *testing.T) {
 		{"usage", []string{}, exitUsage, "", ""},
 		{"fingerprints with a graph", []string{"-fingerprints", "1", "-dump-graph", "x", td + "DieHard.tla"}, exitUsage, "", ""},
 		{"fingerprints negative", []string{"-fingerprints", "-1", td + "DieHard.tla"}, exitUsage, "", ""},
+		{"workers without fingerprints", []string{"-workers", "2", td + "DieHard.tla"}, exitUsage, "", ""},
+		{"workers", []string{"-fingerprints", "1", "-workers", "2", "-config", td + "DieHard.cfg", td + "DieHard.tla"}, exitOK,
+			"tla DieHard: 97 generated, 16 distinct, depth 8,", "(breadth-first, 2 workers, states stored as 64-bit fingerprints in 1 MiB)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
