@@ -541,13 +541,11 @@ func (g *Gate) retire(r RunID, upto bool) (RunView, bool, error) {
 	if err := g.checkRun(r); err != nil {
 		return RunView{}, false, err
 	}
-	run, err := g.known(r)
+	run, err := g.known(r) // run is nil for an id never opened (ErrUnknownRun)
 	switch {
 	case errors.Is(err, ErrRunRetired):
 		return retiredView(r), false, nil
-	case errors.Is(err, ErrUnknownRun):
-		run = nil
-	case !run.finished():
+	case err == nil && !run.finished():
 		return RunView{}, false, ErrNotFinished
 	}
 	if !upto && g.retired.len() >= g.limits.RetiredMax {

@@ -107,6 +107,26 @@ func TestInvariantsCatchBrokenRuns(t *testing.T) {
 	if err := g.CheckInvariants(); !errors.Is(err, ErrInvariant) {
 		t.Errorf("a run in the order that is not the known one: %v", err)
 	}
+	// No known run is retired; a run retired during a cut (unlinked) is, listed or
+	// up to the watermark.
+	g = gateWith(d, RunActive, 1, nil)
+	g.retired.add("r")
+	if err := g.CheckInvariants(); !errors.Is(err, ErrInvariant) {
+		t.Errorf("a known run listed as retired: %v", err)
+	}
+	unlinked := func(upto RunID) *Gate {
+		g := gateWith(d, RunActive, 1, nil)
+		x := newRun("x")
+		x.index = 1
+		g.order, g.unlinked, g.upto = append(g.order, x), []*Run{x}, upto
+		return g
+	}
+	if err := unlinked("").CheckInvariants(); !errors.Is(err, ErrInvariant) {
+		t.Errorf("a run unlinked but not retired: %v", err)
+	}
+	if err := unlinked("x").CheckInvariants(); err != nil {
+		t.Errorf("a run unlinked up to the watermark: %v", err)
+	}
 	// The index of open effects must match the effects, both ways.
 	g = gateWith(d, RunActive, 1, map[Key]Effect{"g": heldGated}, "g")
 	delete(g.runs["r"].open, "g")

@@ -370,6 +370,20 @@ func TestRetiredMaxDefault(t *testing.T) {
 	require.Equal(t, 67108864, core.DefaultLimits().RetiredMax)
 }
 
+// TestSnapshotVersionsBeyondAreRefused: a snapshot of a version before 1 or after 3
+// is malformed, even when its bytes would read as version 3's.
+func TestSnapshotVersionsBeyondAreRefused(t *testing.T) {
+	g := core.New(core.DefaultLimits())
+	_, _, err := retireUpto(g, "w")
+	require.NoError(t, err)
+	v3 := must(g.MarshalBinary())
+	require.Equal(t, byte(3), v3[0])
+	for _, version := range []byte{0, 4} {
+		bad := append([]byte{version}, v3[1:]...)
+		require.ErrorIs(t, core.New(core.DefaultLimits()).UnmarshalBinary(bad), core.ErrCodec, "version %d", version)
+	}
+}
+
 // TestSnapshotVersion1IsRead: a snapshot written before retirement (version 1, no
 // retired ids) is still read, as the same state.
 func TestSnapshotVersion1IsRead(t *testing.T) {
