@@ -158,9 +158,10 @@ type Request struct {
 // Role is what a credential may do, as a hello answer names it.
 type Role uint8
 
-// The roles. An agent works on the runs its token is scoped to (open, admit, complete,
-// cancel, fence, status); only an approver decides; an operator administers any run
-// (cancel, fence, status). The server's configuration assigns them to tokens.
+// The roles. An agent works on the runs its token is scoped to (admit, complete,
+// status); only an approver decides; an operator opens and administers the runs its
+// token is scoped to (open, cancel, fence, status). The server's configuration
+// assigns them to tokens (docs/server.md, "Roles file").
 const (
 	RoleNone Role = iota
 	RoleAgent
