@@ -45,3 +45,20 @@ verify-tla-inductive:
 	$(GO) run ./cmd/tlacheck -inductive -indinv IndInv -typeok IndInit -safety Safety,Structure \
 		-config spec/tla/SoundGate_indstep.cfg spec/tla/SoundGate.tla | tee $(BUILD)/tla-inductive.log
 	tail -n 1 $(BUILD)/tla-inductive.log >> $(SUMMARY)
+
+# verify-deep (not part of make verify: minutes to hours): the configs of
+# spec/tla/deep, each a bigger domain of spec/tla/SoundGate.tla, model-checked in the
+# fingerprint mode with two workers. Each prints its figures and mode; the last line
+# sums them up. docs/verify/tla.md, "make verify-deep", has the figures.
+TLA_DEEP_MIB ?= 64
+.PHONY: verify-deep
+verify-deep:
+	@mkdir -p $(BUILD)
+	$(GO) build -o $(BUILD)/bin/tlacheck ./cmd/tlacheck
+	@set -e; : > $(BUILD)/tla-deep.log; n=0; \
+	for cfg in spec/tla/deep/*.cfg; do \
+	  n=$$((n+1)); \
+	  /usr/bin/time -f "verify-deep $$cfg: %e s wall, %M KiB max resident" $(BUILD)/bin/tlacheck -fingerprints $(TLA_DEEP_MIB) -workers 2 -progress 60s \
+	    -label "$$(basename $$cfg .cfg)" -config $$cfg spec/tla/SoundGate.tla 2>&1 | tee -a $(BUILD)/tla-deep.log; \
+	done; \
+	echo "verify-deep: $$n configs: $$(grep '^tla ' $(BUILD)/tla-deep.log | sed 's/^tla //' | tr '\n' ';')" | tee -a $(BUILD)/tla-deep.log

@@ -45,7 +45,11 @@ const (
 )
 
 // gcPercent trades memory for speed: the search allocates many short-lived values.
-const gcPercent = 400
+// fingerprintGCPercent is the fingerprint mode's, whose point is memory.
+const (
+	gcPercent            = 400
+	fingerprintGCPercent = 50
+)
 
 func main() {
 	debug.SetGCPercent(gcPercent)
@@ -96,6 +100,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		o.fingerprintMiB > 0 && (o.inductive || o.dump != "") {
 		fmt.Fprintln(stderr, "tlacheck: -fingerprints is a size in MiB, and for the model check only (not -inductive, not -dump-graph, which keep every state); -queue-mem is at least 1 MiB; -workers above 1 needs -fingerprints")
 		return exitUsage
+	}
+	if o.fingerprintMiB > 0 {
+		// the fingerprint mode's live heap is mostly the table and the queue's bytes, which
+		// hold no pointers: a lower target keeps the heap near them at little cost
+		debug.SetGCPercent(fingerprintGCPercent)
 	}
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)
