@@ -330,7 +330,7 @@ func (e *explorer) add(st []Value, parent uint32, depth uint16) (uint32, bool, e
 		fp := fingerprint(k)
 		isNew, full := e.fp.insert(fp)
 		if full {
-			return 0, false, errAt(ErrLimit, Pos{}, "the fingerprint set is full: %d states in %d bytes (give it more)", e.fp.len(), e.fp.bytes())
+			return 0, false, e.fp.errFull()
 		}
 		if !isNew {
 			return 0, false, nil

@@ -117,12 +117,14 @@ func TestFingerprintTraceIsTheExactOne(t *testing.T) {
 // TestFingerprintSetFull: a set too small for the state space stops the run with
 // ErrLimit rather than grow; the figures say how far it got.
 func TestFingerprintSetFull(t *testing.T) {
-	res, err := loadTestdata(t, "TwoPhase", "TwoPhase_big").Check(Options{FingerprintBytes: fpSetMinBytes})
-	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "the fingerprint set is full: 768 states in 8192 bytes") {
-		t.Fatalf("err %v, want a full set (ErrLimit)", err)
-	}
-	if res != nil {
-		t.Errorf("a stopped run returned figures %+v", res)
+	for _, workers := range []int{1, 2} {
+		res, err := loadTestdata(t, "TwoPhase", "TwoPhase_big").Check(Options{FingerprintBytes: fpSetMinBytes, Workers: workers})
+		if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "the fingerprint set is full: 768 states in 8192 bytes") {
+			t.Fatalf("%d workers: err %v, want a full set (ErrLimit)", workers, err)
+		}
+		if res != nil {
+			t.Errorf("%d workers: a stopped run returned figures %+v", workers, res)
+		}
 	}
 }
 

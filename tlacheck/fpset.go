@@ -69,14 +69,15 @@ func (s *fpSet) insert(fp uint64) (isNew, full bool) {
 		case fp:
 			return false, false
 		case 0:
-			if s.n.Load() >= int64(s.max) {
+			if s.n.Add(1) > int64(s.max) { // room is reserved first, so the count is exact
+				s.n.Add(-1)
 				return false, true
 			}
 			if !atomic.CompareAndSwapUint64(&s.slots[i], 0, fp) {
+				s.n.Add(-1)
 				i-- // another worker took the slot: look at it again
 				continue
 			}
-			s.n.Add(1)
 			return true, false
 		}
 	}
@@ -84,6 +85,11 @@ func (s *fpSet) insert(fp uint64) (isNew, full bool) {
 
 // len is how many fingerprints the set holds.
 func (s *fpSet) len() int { return int(s.n.Load()) }
+
+// errFull is the error of a run whose set is full.
+func (s *fpSet) errFull() error {
+	return errAt(ErrLimit, Pos{}, "the fingerprint set is full: %d states in %d bytes (give it more)", s.max, s.bytes())
+}
 
 // bytes is the set's memory: its table.
 func (s *fpSet) bytes() int64 { return int64(len(s.slots)) * 8 }

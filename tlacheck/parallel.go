@@ -79,7 +79,7 @@ func (w *explorer) expandBatch(b *batch, checkDeadlock bool) {
 			fp := fingerprint(w.key(next))
 			isNew, full := w.fp.insert(fp)
 			if full {
-				b.err = errAt(ErrLimit, Pos{}, "the fingerprint set is full: %d states in %d bytes (give it more)", w.fp.len(), w.fp.bytes())
+				b.err = w.fp.errFull()
 				return
 			}
 			if !isNew {

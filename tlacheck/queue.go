@@ -11,10 +11,10 @@ import (
 
 // stateQueue is the fingerprint mode's queue of states to expand, first in first out,
 // kept encoded (a record: its length, the state's depth, then each variable's value
-// by encode, the canonical encoding) in chunks that
-// are compressed once full; the compressed chunks stay in memory up to a budget and go
-// to a file beyond it, to be read back in order. Memory is then the chunk being
-// written, the one being read, and the budget.
+// by encode, the canonical encoding) in chunks that are compressed once full; the
+// compressed chunks stay in memory up to a budget and go to a file beyond it, to be
+// read back in order. Memory is then the chunk being written, the one being read, and
+// the budget.
 type stateQueue struct {
 	nvars   int
 	budget  int64 // bytes of compressed chunks kept in memory; beyond: the file
