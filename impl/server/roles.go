@@ -22,7 +22,8 @@ type Credential struct {
 	Name string     // for logs and the audit trail; never the secret
 	Role proto.Role // agent, approver or operator
 	// Runs are the run ids (path.Match patterns, "*" for all) the token may act on;
-	// a roles file must list them for every token.
+	// a roles file must list them for every token. In a longer pattern * and ? do not
+	// match a "/" (path.Match's rule), so "team-a-*" does not cover "team-a-x/y".
 	Runs []string
 	hash [sha256.Size]byte
 }
@@ -34,6 +35,11 @@ func (c *Credential) Allows(r core.RunID) bool {
 		return true
 	}
 	for _, p := range c.Runs {
+		// "*" alone is every run, as the roles file's docs say: path.Match's * would
+		// stop at a "/", and run ids are opaque strings that may hold one.
+		if p == "*" {
+			return true
+		}
 		if ok, _ := path.Match(p, string(r)); ok {
 			return true
 		}

@@ -84,12 +84,15 @@ func TestRolesFileScopes(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "worker", c.Name)
 	require.Equal(t, proto.RoleAgent, c.Role)
-	for run, want := range map[core.RunID]bool{"team-a-1": true, "solo": true, "team-b-1": false, "solo2": false} {
+	for run, want := range map[core.RunID]bool{"team-a-1": true, "solo": true, "team-b-1": false, "solo2": false,
+		"team-a-x/y": false} {
 		require.Equal(t, want, c.Allows(run), run)
 	}
 	c, ok = rs.Lookup(tokB)
 	require.True(t, ok)
-	require.True(t, c.Allows("anything"))
+	for _, run := range []core.RunID{"anything", "thread/42", "/", "a/b/c", "\\", "*"} {
+		require.True(t, c.Allows(run), "%q: \"*\" is every run", run)
+	}
 	_, ok = rs.Lookup(tokA[:len(tokA)-1])
 	require.False(t, ok)
 	require.False(t, (&server.Credential{Role: proto.RoleOperator}).Allows("r"), "a credential with no runs covers none")
