@@ -15,6 +15,8 @@ export const PROTOCOL_VERSION = 1;
 export const LINE_BYTES_MAX = 64 * 1024;
 /** WAIT_MS_MAX is the longest wait_ms the server accepts for one admit. */
 export const WAIT_MS_MAX = 5 * 60 * 1000;
+/** RESULT_BYTES_MAX is the protocol's longest complete result, in bytes of UTF-8 (docs/protocol.md, limits). */
+export const RESULT_BYTES_MAX = 16 * 1024;
 
 /** GateError is a request the gate refused; `type` names the error (e.g. "forbidden"). */
 export class GateError extends Error {
@@ -143,6 +145,13 @@ export class Client {
 
   _call(method, params) {
     if (this._closed) return Promise.reject(this._closed);
+    // A lone surrogate has no UTF-8 form: the gate would answer parse_error with a null
+    // id, which fails the whole connection; refuse it here and send nothing.
+    for (const [field, v] of Object.entries(params)) {
+      if (typeof v === "string" && !v.isWellFormed()) {
+        return Promise.reject(new TypeError(`soundgate/client: ${field} holds a lone surrogate, which has no UTF-8 form`));
+      }
+    }
     const id = this._nextId++;
     return new Promise((resolve, reject) => {
       this._inflight.set(id, { method, resolve, reject });
@@ -198,7 +207,7 @@ export class Client {
   /** cancel makes `run` cancelled (operator role); resolves to {run, status, epoch}. */
   cancel(run) { return this._call("cancel", { run }); }
 
-  /** fence moves `run` to a new epoch (operator role); resolves to {run, status, epoch}. */
+  /** fence moves `run` to a new epoch (operator role); resolves to {run, epoch}. */
   fence(run) { return this._call("fence", { run }); }
 
   /** status reads run `run`, and effect `key` when given. */

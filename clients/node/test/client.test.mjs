@@ -125,6 +125,13 @@ test("bad arguments are refused before they reach the wire", async () => {
   await assert.rejects(agent.admit("r", "k", 1.5), TypeError);
   await assert.rejects(agent.admit("r", "k", 1, { waitMs: -1 }), TypeError);
   assert.throws(() => approver.decide("r", "k", "maybe"), TypeError);
+  const r = run();
+  await operator.open(r);
+  for (const bad of ["a\ud800", "\udc00b"]) {
+    await assert.rejects(agent.admit(r, bad, 1), /lone surrogate/);
+    await assert.rejects(agent.complete(r, "k", "ok", bad), /lone surrogate/);
+  }
+  assert.ok((await agent.admit(r, "k", 1)).admitted, "the connection is still usable");
 });
 
 test("pipelining: many calls in flight on one connection are matched by id", async () => {

@@ -7,4 +7,8 @@
 // cancel and fences it on a framework timeout. It imports no framework;
 // adapters call it from the framework's own extension points. Copy it into
 // your project, or import it from this module.
+//
+// The commit point records an effect's value as its JSON and a replay gets it
+// back decoded, as clients/node/gatedrun.mjs does, so both read each other's
+// results; a value that cannot be stored whole is an error, never a cut.
 package gatedrun
