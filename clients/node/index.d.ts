@@ -4,7 +4,7 @@
 
 /** PROTOCOL_VERSION is the wire protocol version this client speaks. */
 export declare const PROTOCOL_VERSION: 1;
-/** LINE_BYTES_MAX bounds one answer line, as the server bounds requests. */
+/** LINE_BYTES_MAX bounds one request line (the gate's limit); answers may be longer. */
 export declare const LINE_BYTES_MAX: number;
 /** WAIT_MS_MAX is the longest wait_ms the server accepts for one admit. */
 export declare const WAIT_MS_MAX: number;

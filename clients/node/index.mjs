@@ -11,7 +11,7 @@ import net from "node:net";
 
 /** PROTOCOL_VERSION is the wire protocol version this client speaks. */
 export const PROTOCOL_VERSION = 1;
-/** LINE_BYTES_MAX bounds one answer line, as the server bounds requests. */
+/** LINE_BYTES_MAX bounds one request line (the gate's limit); answers may be longer. */
 export const LINE_BYTES_MAX = 64 * 1024;
 /** WAIT_MS_MAX is the longest wait_ms the server accepts for one admit. */
 export const WAIT_MS_MAX = 5 * 60 * 1000;
@@ -119,7 +119,6 @@ export class Client {
       this._buf = this._buf.slice(nl + 1);
       if (line.trim()) this._onLine(line);
     }
-    if (this._buf.length > LINE_BYTES_MAX) this._fail(new ProtocolError(`answer line longer than ${LINE_BYTES_MAX} bytes`), true);
   }
 
   _onLine(line) {

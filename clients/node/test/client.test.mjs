@@ -144,6 +144,16 @@ test("pipelining: many calls in flight on one connection are matched by id", asy
   assert.ok(again.every((a) => a.duplicate));
 });
 
+test("an answer line longer than any request is read (a status of 700 pending keys, 180 KB)", async () => {
+  const r = run();
+  await operator.open(r);
+  const keys = Array.from({ length: 700 }, (_, i) => `${String(i).padStart(4, "0")}-${"k".repeat(245)}`);
+  for (const k of keys) assert.ok((await agent.admit(r, k, 1, { gated: true })).held);
+  const s = await agent.status(r);
+  assert.ok(JSON.stringify(s).length > 2 * 64 * 1024);
+  assert.deepEqual(s.pending, [...keys].sort());
+});
+
 test("a wrong token is refused and the connection closes", async () => {
   await assert.rejects(connect({ port: gate.port, token: "not-a-token-0123456789" }), (e) => e instanceof GateError || e instanceof ConnectionClosedError);
 });

@@ -79,6 +79,7 @@ def test_a_failure_is_recorded_with_its_message_cut_on_a_character(agent, run):
     assert set(d.result[: -len(CUT_MARK)]) == {"\u20ac"}
     again = GatedRun(agent=agent, run=run).effect("k", lambda: "x")
     assert again.status == "duplicate" and again.value is None  # a failure hands back no value
+    assert again.failed and again.error == d.result
 
 
 def test_a_short_failure_message_is_kept_whole():

@@ -88,25 +88,39 @@ def failure_message(err: BaseException) -> str:
 
 
 class EffectOutcome:
-    """What GatedRun.effect did: ``status`` is committed, duplicate, denied or held."""
+    """What GatedRun.effect did: ``status`` is committed, duplicate, denied or held.
 
-    __slots__ = ("status", "answer", "value")
+    ``value`` is the effect's value when committed, or a duplicate's recorded value;
+    ``error`` is the recorded message of a duplicate of an effect that failed.
+    """
 
-    def __init__(self, status: str, answer: AdmitAnswer, value: Any = None) -> None:
+    __slots__ = ("status", "answer", "value", "error")
+
+    def __init__(self, status: str, answer: AdmitAnswer, value: Any = None, error: Optional[str] = None) -> None:
         self.status = status
         self.answer = answer
         self.value = value
+        self.error = error
 
     @property
     def committed(self) -> bool:
         return self.status == "committed"
 
+    @property
+    def failed(self) -> bool:
+        """A duplicate of an effect whose recorded outcome is failed."""
+        return self.answer.outcome == "failed"
+
     def __repr__(self) -> str:
         return f"EffectOutcome(status={self.status!r}, answer={self.answer!r}, value={self.value!r})"
 
 
-def _status_of(a: AdmitAnswer) -> str:
-    return "duplicate" if a.duplicate else "denied" if a.denied else "held"
+def _not_admitted(key: str, a: AdmitAnswer) -> EffectOutcome:
+    if not a.duplicate:
+        return EffectOutcome("denied" if a.denied else "held", a)
+    if a.outcome == "failed":
+        return EffectOutcome("duplicate", a, None, a.result or "")
+    return EffectOutcome("duplicate", a, decode_value(key, a))
 
 
 class _Base:
@@ -168,7 +182,7 @@ class GatedRun(_Base):
             a = self.agent.admit_wait(self.run, key, self.epoch, wait_ms=self.wait_ms, total_ms=self.total_wait_ms)
             self.observe({"key": key, "answer": str(a), "why": "after waiting"})
         if not a.admitted:
-            return EffectOutcome(_status_of(a), a, decode_value(key, a) if a.duplicate else None)
+            return _not_admitted(key, a)
         try:
             value = fn()
         except Exception as e:
@@ -215,7 +229,7 @@ class AsyncGatedRun(_Base):
             a = await self.agent.admit_wait(self.run, key, self.epoch, wait_ms=self.wait_ms, total_ms=self.total_wait_ms)
             self.observe({"key": key, "answer": str(a), "why": "after waiting"})
         if not a.admitted:
-            return EffectOutcome(_status_of(a), a, decode_value(key, a) if a.duplicate else None)
+            return _not_admitted(key, a)
         try:
             value = fn()
             if hasattr(value, "__await__"):
