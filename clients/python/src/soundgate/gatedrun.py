@@ -12,8 +12,9 @@ An effect's value is recorded as JSON, so a replay gets back what the first run 
 
 from __future__ import annotations
 
+import inspect
 import json
-from typing import Any, Awaitable, Callable, Dict, Iterable, List, Optional, Set, Union
+from typing import Any, Awaitable, Callable, Dict, Generator, Iterable, List, Optional, Set, Tuple, TypeVar, Union, cast
 
 from ._wire import RESULT_BYTES_MAX, AdmitAnswer
 from .aio import AsyncClient
@@ -21,6 +22,7 @@ from .client import Client
 from .errors import SoundgateError
 
 Observer = Callable[[Dict[str, Any]], None]
+_T = TypeVar("_T")
 
 CUT_MARK = "…[cut]"
 
@@ -123,6 +125,15 @@ def _not_admitted(key: str, a: AdmitAnswer) -> EffectOutcome:
     return EffectOutcome("duplicate", a, decode_value(key, a))
 
 
+# A step of a GatedRun sequence: the name of a client method with its arguments, or
+# RUN_FN, where the driver runs the effect's function. The sequences below are written
+# once, without I/O; GatedRun drives them with a Client and AsyncGatedRun with an
+# AsyncClient, so the two cannot drift apart.
+Step = Tuple[str, Tuple[Any, ...], Dict[str, Any]]
+RUN_FN: Step = ("", (), {})
+Sequence = Generator[Step, Any, _T]
+
+
 class _Base:
     def __init__(self, agent: Any, run: str, epoch: int = 1, wait_ms: int = 1000,
                  total_wait_ms: int = 60000, observe: Optional[Observer] = None) -> None:
@@ -136,11 +147,69 @@ class _Base:
         self.observe: Observer = observe or (lambda _o: None)
         self.pre_admitted: Set[str] = set()
 
+    def _plan(self, gated: Iterable[str], effects: Iterable[str]) -> "Sequence[List[str]]":
+        approvals = [approval_key(k) for k in gated]
+        if not approvals:
+            return approvals
+        for ak in approvals:
+            st = yield ("status", (self.run, ak), {})
+            if st.get("effect", {}).get("status") != "absent":
+                continue
+            a = yield ("admit", (self.run, ak, self.epoch), {"gated": True})
+            self.observe({"key": ak, "answer": str(a), "why": "plan: approval requested"})
+        for k in effects:
+            st = yield ("status", (self.run, k), {})
+            if st.get("effect", {}).get("status") != "absent":
+                continue
+            a = yield ("admit", (self.run, k, self.epoch), {})
+            self.observe({"key": k, "answer": str(a), "why": "plan: effect registered"})
+            if a.admitted:  # every approval was already decided: kept for this commit point
+                self.pre_admitted.add(k)
+        return approvals
+
+    def _effect(self, key: str) -> "Sequence[EffectOutcome]":
+        if key in self.pre_admitted:
+            self.pre_admitted.discard(key)
+            a = AdmitAnswer({"answer": "admit", "epoch": self.epoch})
+            self.observe({"key": key, "answer": "admit", "why": "admitted when the plan was registered"})
+        else:
+            a = yield ("admit", (self.run, key, self.epoch), {})
+            self.observe({"key": key, "answer": str(a)})
+        if a.held:
+            a = yield ("admit_wait", (self.run, key, self.epoch), {"wait_ms": self.wait_ms, "total_ms": self.total_wait_ms})
+            self.observe({"key": key, "answer": str(a), "why": "after waiting"})
+        if not a.admitted:
+            return _not_admitted(key, a)
+        try:
+            value = yield RUN_FN
+        except Exception as e:
+            yield ("complete", (self.run, key, "failed", failure_message(e)), {})
+            raise
+        yield ("complete", (self.run, key, "ok", encode_value(key, value)), {})
+        return EffectOutcome("committed", a, value)
+
 
 class GatedRun(_Base):
     """Binds a sync agent Client to run ``run`` at ``epoch``; ``observe`` sees every gate answer."""
 
     agent: Client
+
+    def _drive(self, seq: "Sequence[_T]", fn: Optional[Callable[[], Any]] = None) -> _T:
+        try:
+            step = next(seq)
+            while True:
+                if step is RUN_FN:
+                    assert fn is not None
+                    try:
+                        res = fn()
+                    except Exception as e:
+                        step = seq.throw(e)
+                        continue
+                else:
+                    res = getattr(self.agent, step[0])(*step[1], **step[2])
+                step = seq.send(res)
+        except StopIteration as done:
+            return cast(_T, done.value)
 
     def plan(self, gated: Iterable[str] = (), effects: Iterable[str] = ()) -> List[str]:
         """Registers a plan before any of its effects runs: each key in ``gated`` opens its
@@ -148,22 +217,7 @@ class GatedRun(_Base):
         waiting so the gate holds it under them (and a rejection rejects it). Keys the gate
         knows are left alone, so planning again on resume or replay changes nothing.
         Returns the approval keys a human must decide."""
-        approvals = [approval_key(k) for k in gated]
-        if not approvals:
-            return approvals
-        for ak in approvals:
-            if self.agent.status(self.run, ak).get("effect", {}).get("status") != "absent":
-                continue
-            a = self.agent.admit(self.run, ak, self.epoch, gated=True)
-            self.observe({"key": ak, "answer": str(a), "why": "plan: approval requested"})
-        for k in effects:
-            if self.agent.status(self.run, k).get("effect", {}).get("status") != "absent":
-                continue
-            a = self.agent.admit(self.run, k, self.epoch)
-            self.observe({"key": k, "answer": str(a), "why": "plan: effect registered"})
-            if a.admitted:  # every approval was already decided: kept for this commit point
-                self.pre_admitted.add(k)
-        return approvals
+        return self._drive(self._plan(gated, effects))
 
     def effect(self, key: str, fn: Callable[[], Any]) -> EffectOutcome:
         """The commit point of effect ``key``: asks the gate (waiting while held), runs ``fn``
@@ -171,25 +225,7 @@ class GatedRun(_Base):
         the recorded value; a denial or a wait that ran out does not run ``fn``. An exception
         of ``fn`` is recorded as a failed outcome; an interruption (KeyboardInterrupt, a
         cancelled task) records nothing, since whether the effect happened is unknown."""
-        if key in self.pre_admitted:
-            self.pre_admitted.discard(key)
-            a = AdmitAnswer({"answer": "admit", "epoch": self.epoch})
-            self.observe({"key": key, "answer": "admit", "why": "admitted when the plan was registered"})
-        else:
-            a = self.agent.admit(self.run, key, self.epoch)
-            self.observe({"key": key, "answer": str(a)})
-        if a.held:
-            a = self.agent.admit_wait(self.run, key, self.epoch, wait_ms=self.wait_ms, total_ms=self.total_wait_ms)
-            self.observe({"key": key, "answer": str(a), "why": "after waiting"})
-        if not a.admitted:
-            return _not_admitted(key, a)
-        try:
-            value = fn()
-        except Exception as e:
-            self.agent.complete(self.run, key, "failed", failure_message(e))
-            raise
-        self.agent.complete(self.run, key, "ok", encode_value(key, value))
-        return EffectOutcome("committed", a, value)
+        return self._drive(self._effect(key), fn)
 
 
 class AsyncGatedRun(_Base):
@@ -197,45 +233,29 @@ class AsyncGatedRun(_Base):
 
     agent: AsyncClient
 
+    async def _drive(self, seq: "Sequence[_T]", fn: Optional[Callable[[], Any]] = None) -> _T:
+        try:
+            step = next(seq)
+            while True:
+                if step is RUN_FN:
+                    assert fn is not None
+                    try:
+                        res = fn()
+                        if inspect.isawaitable(res):
+                            res = await res
+                    except Exception as e:
+                        step = seq.throw(e)
+                        continue
+                else:
+                    res = await getattr(self.agent, step[0])(*step[1], **step[2])
+                step = seq.send(res)
+        except StopIteration as done:
+            return cast(_T, done.value)
+
     async def plan(self, gated: Iterable[str] = (), effects: Iterable[str] = ()) -> List[str]:
         """See GatedRun.plan."""
-        approvals = [approval_key(k) for k in gated]
-        if not approvals:
-            return approvals
-        for ak in approvals:
-            if (await self.agent.status(self.run, ak)).get("effect", {}).get("status") != "absent":
-                continue
-            a = await self.agent.admit(self.run, ak, self.epoch, gated=True)
-            self.observe({"key": ak, "answer": str(a), "why": "plan: approval requested"})
-        for k in effects:
-            if (await self.agent.status(self.run, k)).get("effect", {}).get("status") != "absent":
-                continue
-            a = await self.agent.admit(self.run, k, self.epoch)
-            self.observe({"key": k, "answer": str(a), "why": "plan: effect registered"})
-            if a.admitted:
-                self.pre_admitted.add(k)
-        return approvals
+        return await self._drive(self._plan(gated, effects))
 
     async def effect(self, key: str, fn: Callable[[], Union[Awaitable[Any], Any]]) -> EffectOutcome:
         """See GatedRun.effect; ``fn`` may be a coroutine function or a plain one."""
-        if key in self.pre_admitted:
-            self.pre_admitted.discard(key)
-            a = AdmitAnswer({"answer": "admit", "epoch": self.epoch})
-            self.observe({"key": key, "answer": "admit", "why": "admitted when the plan was registered"})
-        else:
-            a = await self.agent.admit(self.run, key, self.epoch)
-            self.observe({"key": key, "answer": str(a)})
-        if a.held:
-            a = await self.agent.admit_wait(self.run, key, self.epoch, wait_ms=self.wait_ms, total_ms=self.total_wait_ms)
-            self.observe({"key": key, "answer": str(a), "why": "after waiting"})
-        if not a.admitted:
-            return _not_admitted(key, a)
-        try:
-            value = fn()
-            if hasattr(value, "__await__"):
-                value = await value
-        except Exception as e:
-            await self.agent.complete(self.run, key, "failed", failure_message(e))
-            raise
-        await self.agent.complete(self.run, key, "ok", encode_value(key, value))
-        return EffectOutcome("committed", a, value)
+        return await self._drive(self._effect(key), fn)
