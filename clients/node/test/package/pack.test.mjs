@@ -14,7 +14,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, copyFileSync, lstatSync, realpathSync, rmSync, existsSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { startGate, TOKENS } from "../server.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -74,6 +74,32 @@ test("smoke: connect, admit, complete, duplicate and GatedRun through the instal
   } finally {
     await gate.stop();
   }
+});
+
+test("the client's own test suites pass against the installed package", () => {
+  // The suites of test/, with their imports of ../index.mjs and ../gatedrun.mjs turned
+  // into the package's names; the gate helper stays the repository's.
+  const dir = join(consumer, "suites");
+  mkdirSync(dir, { recursive: true });
+  const helper = pathToFileURL(join(pkgDir, "test", "server.mjs")).href;
+  const suites = ["client.test.mjs", "gatedrun.test.mjs"];
+  for (const f of suites) {
+    const src = readFileSync(join(pkgDir, "test", f), "utf8");
+    const out = src
+      .replaceAll('from "../index.mjs"', 'from "@soundgate/client"')
+      .replaceAll('from "../gatedrun.mjs"', 'from "@soundgate/client/gatedrun"')
+      .replaceAll('from "./server.mjs"', `from ${JSON.stringify(helper)}`);
+    assert.ok(!/from "\.\.?\//.test(out), `${f} still imports a relative path`);
+    writeFileSync(join(dir, f), out);
+  }
+  // A node --test inside a test reports to its parent's runner unless told it is its own.
+  const env = { ...process.env };
+  delete env.NODE_TEST_CONTEXT;
+  const r = spawnSync(process.execPath, ["--test", "--test-reporter=tap", ...suites.map((f) => join("suites", f))], { cwd: consumer, encoding: "utf8", env });
+  assert.equal(r.status, 0, r.stdout.slice(-3000) + r.stderr);
+  const pass = Number(/^# pass (\d+)$/m.exec(r.stdout)?.[1]);
+  const fail = Number(/^# fail (\d+)$/m.exec(r.stdout)?.[1]);
+  assert.ok(pass > 40 && fail === 0, `pass ${pass}, fail ${fail}`);
 });
 
 /** runtimeExports lists each entry point's exports, as the installed package has them. */
