@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/soundgate/soundgate/impl/attempt"
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/proto"
 )
@@ -97,7 +98,7 @@ func New(cfg Config) (*Proxy, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Proxy{cfg: cfg, log: log, gate: &gate{c: cfg.Gate, redial: cfg.Redial, closed: cfg.Closed},
+	return &Proxy{cfg: cfg, log: log, gate: &gate{at: attempt.New(cfg.Gate, cfg.Redial, cfg.Closed, epochsMax)},
 		tools: map[string]*mcp.Tool{}}, nil
 }
 
