@@ -42,7 +42,7 @@ test-go:
 
 # The links run in the order of the verification chain (VERIFY.md); a target no pattern
 # names runs last.
-CHAIN_ORDER := verify-tla verify-tla-inductive verify-tla-broken verify-model% verify-conformance% \
+CHAIN_ORDER := verify-tla verify-tla-inductive verify-tla-broken verify-tla-smt verify-model% verify-conformance% \
 	verify-lin% verify-fuzz verify-fuzz-% verify-mutation% verify-wal% verify-crashcheck% verify-trace% verify-mediation% verify-adversary% verify-drift%
 ORDERED_VERIFY := $(foreach p,$(CHAIN_ORDER),$(filter $(p),$(VERIFY_TARGETS)))
 ORDERED_VERIFY += $(filter-out $(ORDERED_VERIFY),$(VERIFY_TARGETS))
