@@ -1,7 +1,6 @@
 package mcpproxy
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/soundgate/soundgate/internal/strictjson"
 )
 
 // PolicyBytesMax bounds a policy file: it is read whole at start.
@@ -146,89 +147,44 @@ func ParsePolicy(file string, b []byte) (*Policy, error) {
 	if !utf8.Valid(b) {
 		return nil, &PolicyError{File: file, Msg: "not valid UTF-8"}
 	}
-	p := &policyParser{file: file, src: b, dec: json.NewDecoder(bytes.NewReader(b))}
+	p := &policyParser{file: file, Scanner: strictjson.New(b)}
 	pol, err := p.parse()
 	if err != nil {
-		return nil, err
+		return nil, p.policyError(err)
 	}
 	return pol, nil
 }
 
-// policyParser walks a policy's JSON tokens, so that every fault names its line.
+// policyParser walks a policy's JSON tokens (strictjson), so that every fault names
+// its line.
 type policyParser struct {
 	file string
-	src  []byte
-	dec  *json.Decoder
+	*strictjson.Scanner
 }
 
-// errAt is a PolicyError at the decoder's position (the token just read).
+// errAt is a PolicyError at the token just read.
 func (p *policyParser) errAt(format string, a ...any) error {
-	return &PolicyError{File: p.file, Line: p.line(), Msg: fmt.Sprintf(format, a...)}
+	return &PolicyError{File: p.file, Line: p.Line(), Msg: fmt.Sprintf(format, a...)}
 }
 
-// line is the line of the token just read: the decoder's offset is just past it.
-func (p *policyParser) line() int {
-	end := min(int(p.dec.InputOffset()), len(p.src))
-	for end > 0 && (p.src[end-1] == ' ' || p.src[end-1] == '\t' || p.src[end-1] == '\r' || p.src[end-1] == '\n') {
-		end--
+// policyError is a fault of the file's JSON (strictjson) as a PolicyError.
+func (p *policyParser) policyError(err error) error {
+	var je *strictjson.Error
+	if errors.As(err, &je) {
+		return &PolicyError{File: p.file, Line: je.Line, Msg: je.Msg}
 	}
-	return 1 + bytes.Count(p.src[:max(end-1, 0)], []byte("\n"))
-}
-
-func (p *policyParser) token() (json.Token, error) {
-	t, err := p.dec.Token()
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &PolicyError{File: p.file, Line: 1 + bytes.Count(p.src, []byte("\n")), Msg: "unexpected end of file"}
-		}
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			line := 1 + bytes.Count(p.src[:min(int(se.Offset), len(p.src))], []byte("\n"))
-			return nil, &PolicyError{File: p.file, Line: line, Msg: "not JSON: " + se.Error()}
-		}
-		return nil, p.errAt("not JSON: %v", err)
-	}
-	return t, nil
-}
-
-// object reads an object, calling member for each name (after checking it is not
-// given twice); member must read the value.
-func (p *policyParser) object(what string, member func(name string) error) error {
-	t, err := p.token()
-	if err != nil {
-		return err
-	}
-	if d, ok := t.(json.Delim); !ok || d != '{' {
-		return p.errAt("%s must be an object", what)
-	}
-	seen := map[string]bool{}
-	for p.dec.More() {
-		t, err := p.token()
-		if err != nil {
-			return err
-		}
-		name := t.(string) // the decoder only yields strings as object names
-		if seen[name] {
-			return p.errAt("%q is given twice in %s (a JSON decoder would keep the last)", name, what)
-		}
-		seen[name] = true
-		if err := member(name); err != nil {
-			return err
-		}
-	}
-	_, err = p.token() // '}'
 	return err
 }
 
 func (p *policyParser) parse() (*Policy, error) {
 	pol := &Policy{Servers: map[string]ServerPolicy{}, file: p.file}
 	sawServers := false
-	err := p.object("the policy", func(name string) error {
+	err := p.Object("the policy", func(name string) error {
 		if name != "servers" {
 			return p.errAt("unknown field %q in the policy (the only field is \"servers\")", name)
 		}
 		sawServers = true
-		return p.object(`"servers"`, func(server string) error {
+		return p.Object(`"servers"`, func(server string) error {
 			if err := checkName("server", server); err != nil {
 				return p.errAt("%v", err)
 			}
@@ -243,8 +199,8 @@ func (p *policyParser) parse() (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := p.dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, p.errAt("data after the policy's object")
+	if err := p.End("the policy's object"); err != nil {
+		return nil, err
 	}
 	if !sawServers {
 		return nil, &PolicyError{File: p.file, Line: 1, Msg: `no "servers" field (an empty policy is {"servers":{}}: everything gated)`}
@@ -255,10 +211,10 @@ func (p *policyParser) parse() (*Policy, error) {
 func (p *policyParser) server(server string) (ServerPolicy, error) {
 	sp := ServerPolicy{Tools: map[string]Mode{}, toolLines: map[string]int{}}
 	what := fmt.Sprintf("server %q", server)
-	err := p.object(what, func(field string) error {
+	err := p.Object(what, func(field string) error {
 		switch field {
 		case "trusted":
-			t, err := p.token()
+			t, err := p.Token()
 			if err != nil {
 				return err
 			}
@@ -269,11 +225,11 @@ func (p *policyParser) server(server string) (ServerPolicy, error) {
 			sp.Trusted = b
 			return nil
 		case "tools":
-			return p.object(fmt.Sprintf(`"tools" of %s`, what), func(tool string) error {
+			return p.Object(fmt.Sprintf(`"tools" of %s`, what), func(tool string) error {
 				if err := checkName("tool", tool); err != nil {
 					return p.errAt("%s: %v", what, err)
 				}
-				t, err := p.token()
+				t, err := p.Token()
 				if err != nil {
 					return err
 				}
@@ -282,7 +238,7 @@ func (p *policyParser) server(server string) (ServerPolicy, error) {
 					return p.errAt(`tool %q of %s: the mode must be "gated" or "ungated", not %s`, tool, what, shownToken(t))
 				}
 				sp.Tools[tool] = Mode(s)
-				sp.toolLines[tool] = p.line()
+				sp.toolLines[tool] = p.Line()
 				return nil
 			})
 		}

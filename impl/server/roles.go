@@ -1,13 +1,10 @@
 package server
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"slices"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/proto"
+	"github.com/soundgate/soundgate/internal/strictjson"
 )
 
 // Credential is one token of the roles file and what it may do.
@@ -217,140 +215,59 @@ type roleEntry struct {
 // token by token, so that an unknown or repeated key is an error with its line
 // (encoding/json keeps the last of two keys and ignores unknown ones).
 func scanRoles(b []byte) ([]roleEntry, error) {
-	s := &rolesScanner{b: b, dec: json.NewDecoder(bytes.NewReader(b))}
+	s := strictjson.New(b)
 	var entries []roleEntry
-	err := s.object("the file", func(key string) error {
+	err := s.Object("the file", func(key string) error {
 		if key != "tokens" {
-			return s.errorf("unknown field %q (the file holds only \"tokens\")", key)
+			return s.Errorf("unknown field %q (the file holds only \"tokens\")", key)
 		}
-		return s.array("\"tokens\"", func() error {
+		return s.Array("\"tokens\"", func() error {
 			e := roleEntry{has: map[string]bool{}}
-			err := s.object("a token", func(key string) error {
+			err := s.Object("a token", func(key string) error {
 				if e.line == 0 {
-					e.line = s.line()
+					e.line = s.Line()
 				}
 				e.has[key] = true
 				switch key {
 				case "name":
-					return s.str(key, &e.name)
+					return s.String(key, &e.name)
 				case "token":
-					return s.str(key, &e.token)
+					return s.String(key, &e.token)
 				case "role":
-					return s.str(key, &e.role)
+					return s.String(key, &e.role)
 				case "runs":
-					return s.array(`"runs"`, func() error {
+					return s.Array(`"runs"`, func() error {
 						var r string
-						err := s.str("a run pattern", &r)
+						err := s.String("a run pattern", &r)
 						e.runs = append(e.runs, r)
 						return err
 					})
 				}
-				return s.errorf("unknown field %q (a token has name, token, role and runs)", key)
+				return s.Errorf("unknown field %q (a token has name, token, role and runs)", key)
 			})
 			if e.line == 0 {
-				e.line = s.line()
+				e.line = s.Line()
 			}
 			entries = append(entries, e)
 			return err
 		})
 	})
 	if err != nil {
-		return nil, err
+		return nil, rolesError(err)
 	}
-	if _, err := s.dec.Token(); err != io.EOF {
-		return nil, s.errorf("more after the roles object")
+	if err := s.End("the roles object"); err != nil {
+		return nil, rolesError(err)
 	}
 	return entries, nil
 }
 
-type rolesScanner struct {
-	b   []byte
-	dec *json.Decoder
-}
-
-// line is the line of the decoder's position.
-func (s *rolesScanner) line() int {
-	return 1 + bytes.Count(s.b[:min(int(s.dec.InputOffset()), len(s.b))], []byte("\n"))
-}
-
-func (s *rolesScanner) errorf(format string, args ...any) error {
-	return &RolesError{Line: s.line(), Reason: fmt.Sprintf(format, args...)}
-}
-
-// next reads a token; a syntax error names its line.
-func (s *rolesScanner) next() (json.Token, error) {
-	t, err := s.dec.Token()
-	if err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return nil, &RolesError{Line: 1 + bytes.Count(s.b[:min(int(se.Offset), len(s.b))], []byte("\n")), Reason: "not JSON: " + se.Error()}
-		}
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, &RolesError{Line: s.line(), Reason: "not JSON: " + err.Error()}
+// rolesError is a fault of the file's JSON (strictjson) as a RolesError.
+func rolesError(err error) error {
+	var je *strictjson.Error
+	if errors.As(err, &je) {
+		return &RolesError{Line: je.Line, Reason: je.Msg}
 	}
-	return t, nil
-}
-
-// object reads an object, calling each for every key (the value follows), and
-// refuses a key given twice.
-func (s *rolesScanner) object(what string, each func(key string) error) error {
-	t, err := s.next()
-	if err != nil {
-		return err
-	}
-	if t != json.Delim('{') {
-		return s.errorf("%s must be an object", what)
-	}
-	seen := map[string]int{}
-	for s.dec.More() {
-		t, err := s.next()
-		if err != nil {
-			return err
-		}
-		key := t.(string) // a JSON object's keys are strings
-		if at, dup := seen[key]; dup {
-			return s.errorf("%q is given twice in %s (also on line %d)", key, what, at)
-		}
-		seen[key] = s.line()
-		if err := each(key); err != nil {
-			return err
-		}
-	}
-	_, err = s.next() // '}'
 	return err
-}
-
-// array reads an array, calling each for every element.
-func (s *rolesScanner) array(what string, each func() error) error {
-	t, err := s.next()
-	if err != nil {
-		return err
-	}
-	if t != json.Delim('[') {
-		return s.errorf("%s must be an array", what)
-	}
-	for s.dec.More() {
-		if err := each(); err != nil {
-			return err
-		}
-	}
-	_, err = s.next() // ']'
-	return err
-}
-
-func (s *rolesScanner) str(what string, v *string) error {
-	t, err := s.next()
-	if err != nil {
-		return err
-	}
-	str, ok := t.(string)
-	if !ok {
-		return s.errorf("%s must be a string", what)
-	}
-	*v = str
-	return nil
 }
 
 // holds reports whether rs has c's token with c's name, role and runs.

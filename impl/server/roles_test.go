@@ -59,7 +59,7 @@ func TestRolesFileRefusesWhatWouldWiden(t *testing.T) {
 		{"weak: 16 bytes", `{"tokens": [{"name": "a", "token": "0123456789abcdef", "role": "agent", "runs": ["*"]}]}`, 1, "weak (16 bytes)"},
 		{"weak: one character", `{"tokens": [{"name": "a", "token": "` + strings.Repeat("x", 40) + `", "role": "agent", "runs": ["*"]}]}`, 1, "1 different characters"},
 		{"weak: placeholder", `{"tokens": [{"name": "a", "token": "operator-demo-token-change-me-0123", "role": "operator", "runs": ["*"]}]}`, 1, "change-me"},
-		{"trailing data", `{"tokens": [{"name": "a", "token": "` + tokA + `", "role": "agent", "runs": ["*"]}]} {}`, 1, "more after"},
+		{"trailing data", `{"tokens": [{"name": "a", "token": "` + tokA + `", "role": "agent", "runs": ["*"]}]} {}`, 1, "more data after"},
 		{"cut short", `{"tokens": [{"name": "a"`, 1, "not JSON"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -357,7 +358,7 @@ func (o *Obligation) Replay(src string, w *Witness) error {
 		return fmt.Errorf("%s: tlacheck cannot load the finite instance:\n%s\n%w", o.Name, cfg.String(), err)
 	}
 	st := spec.Stepper()
-	if !sameVars(spec.Vars(), sortedStrings(s.Vars)) {
+	if !slices.Equal(spec.Vars(), sortedStrings(s.Vars)) {
 		return fmt.Errorf("%s: tlacheck's variables %v are not the translation's %v", o.Name, spec.Vars(), s.Vars)
 	}
 	pre := tlacheck.State(w.Pre)
@@ -444,18 +445,6 @@ func containsState(states []tlacheck.State, x tlacheck.State) bool {
 		}
 	}
 	return false
-}
-
-func sameVars(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Describe prints a witness as TLA+ records, for the log.
