@@ -161,7 +161,7 @@ func mcpProxyMain(args []string) int {
 	}
 	cmd := exec.Command(f.argv[0], f.argv[1:]...)
 	cmd.Stderr = os.Stderr // the upstream's log joins the proxy's, in the host's MCP log
-	err = p.Run(ctx, &mcpproxy.HostTransport{In: os.Stdin, Out: os.Stdout}, &mcp.CommandTransport{Command: cmd})
+	err = p.Run(ctx, p.HostTransport(os.Stdin, os.Stdout), &mcp.CommandTransport{Command: cmd})
 	switch {
 	case errors.Is(err, mcpproxy.ErrPolicy):
 		return fail(exitUsage, "mcp-proxy: %v", err)

@@ -130,7 +130,26 @@ type envOptions struct {
 	maxHold       time.Duration
 	progressEvery time.Duration
 	policy        string
-	rawHost       bool // the host is lines written to rawIn and read from rawOut (HostTransport)
+	rawHost       bool                     // the host is lines written to rawIn and read from rawOut (HostTransport)
+	unordered     bool                     // with rawHost: a HostTransport that does not number tools/calls
+	admitDelay    map[string]time.Duration // the first admit of a key waits this long at the gate
+}
+
+// slowConn delays the first admit of some keys, as a gate round trip that happens to
+// be slow.
+type slowConn struct {
+	Conn
+	mu    sync.Mutex
+	delay map[string]time.Duration
+}
+
+func (s *slowConn) Admit(ctx context.Context, run, key string, epoch uint64, gated bool, wait time.Duration) (proto.AdmitResult, error) {
+	s.mu.Lock()
+	d := s.delay[key]
+	delete(s.delay, key)
+	s.mu.Unlock()
+	time.Sleep(d)
+	return s.Conn.Admit(ctx, run, key, epoch, gated, wait)
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -162,7 +181,11 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if o.progressEvery == 0 {
 		o.progressEvery = 100 * time.Millisecond
 	}
-	p, err := New(Config{Server: "world", Run: run, Policy: pol, Gate: clientConn{e.agent},
+	var gateConn Conn = clientConn{e.agent}
+	if o.admitDelay != nil {
+		gateConn = &slowConn{Conn: gateConn, delay: o.admitDelay}
+	}
+	p, err := New(Config{Server: "world", Run: run, Policy: pol, Gate: gateConn,
 		MaxHold: o.maxHold, ProgressEvery: o.progressEvery, Deferred: o.deferred})
 	require.NoError(t, err)
 	hostT, proxyT := mcp.NewInMemoryTransports()
@@ -171,7 +194,10 @@ func newEnv(t testing.TB, o envOptions) *env {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		e.rawIn, e.rawOut = inW, bufio.NewReader(outR)
-		proxyHost = &HostTransport{In: inR, Out: outW}
+		proxyHost = p.HostTransport(inR, outW)
+		if o.unordered {
+			proxyHost = &HostTransport{In: inR, Out: outW}
+		}
 	}
 	e.proxyDone = make(chan struct{})
 	go func() { e.proxyErr = p.Run(ctx, proxyHost, upClientT); close(e.proxyDone) }()

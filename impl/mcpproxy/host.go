@@ -23,28 +23,47 @@ const HostLineBytesMax = 6*ArgsBytesMax + 64<<10
 // at the first line that is not a JSON-RPC message, so a host's one bad line would
 // cut it off. The filter answers such a line with a JSON-RPC error instead (-32700 not
 // JSON, -32600 not a message, a batch, or longer than HostLineBytesMax; id null unless
-// one could be read) and passes the next lines on.
+// one could be read) and passes the next lines on. Made by Proxy.HostTransport, it also
+// numbers each tools/call as it arrives, so that the proxy asks the gate in the order
+// the host sent the calls (arrivals).
 type HostTransport struct {
-	In  io.Reader
-	Out io.Writer
+	In    io.Reader
+	Out   io.Writer
+	order *arrivals // nil: calls are asked of the gate in whatever order they are handled
+}
+
+// HostTransport returns the host's side of p over a byte stream (its stdin and stdout).
+func (p *Proxy) HostTransport(in io.Reader, out io.Writer) *HostTransport {
+	return &HostTransport{In: in, Out: out, order: p.order}
 }
 
 // Connect implements mcp.Transport.
 func (h *HostTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	pr, pw := io.Pipe()
-	out := &lockedWriter{w: h.Out}
-	go filterLines(h.In, pw, out)
+	out := &lockedWriter{w: h.Out, order: h.order}
+	go filterLines(h.In, pw, out, h.order)
 	return (&mcp.IOTransport{Reader: pr, Writer: out, MaxLineLength: -1}).Connect(ctx)
 }
 
 // lockedWriter writes each Write whole, so that the filter's error lines never split a
-// line of the SDK's (it writes one message per Write).
+// line of the SDK's (it writes one message per Write), and tells order of the
+// responses it carries.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	order *arrivals
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	if l.order != nil {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(p, &m) == nil && m.Method == "" && len(m.ID) > 0 && string(m.ID) != "null" {
+			defer l.order.answered(m.ID)
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
@@ -53,8 +72,9 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (l *lockedWriter) Close() error { return nil } // the proxy's stdout outlives the session
 
 // filterLines copies the lines of in that are JSON-RPC messages to sdk and answers the
-// others on out, until in ends (then sdk ends).
-func filterLines(in io.Reader, sdk *io.PipeWriter, out io.Writer) {
+// others on out, until in ends (then sdk ends); order (if not nil) numbers the
+// tools/calls.
+func filterLines(in io.Reader, sdk *io.PipeWriter, out io.Writer, order *arrivals) {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		line, tooLong, err := readLine(r, HostLineBytesMax)
@@ -63,9 +83,15 @@ func filterLines(in io.Reader, sdk *io.PipeWriter, out io.Writer) {
 			writeLineError(out, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("line longer than %d bytes: discarded unread", HostLineBytesMax))
 		case len(bytes.TrimSpace(line)) == 0:
 		default:
-			if id, code, msg := checkLine(line); code != 0 {
+			id, code, msg := checkLine(line)
+			if code != 0 {
 				writeLineError(out, id, code, msg)
-			} else if _, werr := sdk.Write(append(line, '\n')); werr != nil {
+				break
+			}
+			if callID, ok := toolCallID(line); ok && order != nil {
+				line = order.arrive(line, callID)
+			}
+			if _, werr := sdk.Write(append(line, '\n')); werr != nil {
 				return // the session is closed
 			}
 		}
@@ -116,6 +142,16 @@ func checkLine(line []byte) (id any, code int64, msg string) {
 		return id, jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()
 	}
 	return nil, 0, ""
+}
+
+// toolCallID returns the id of a JSON-RPC message line that is a tools/call request.
+func toolCallID(line []byte) (json.RawMessage, bool) {
+	var m struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+	}
+	ok := json.Unmarshal(line, &m) == nil && m.Method == "tools/call" && len(m.ID) > 0 && string(m.ID) != "null"
+	return m.ID, ok
 }
 
 func writeLineError(out io.Writer, id any, code int64, msg string) {

@@ -18,6 +18,14 @@ func (e *env) send(t *testing.T, line, want string) string {
 	if want == "" {
 		return ""
 	}
+	l := e.readLine(t)
+	require.Contains(t, l, want, "answer to %s", line)
+	return l
+}
+
+// readLine reads the next line the proxy writes to the raw host.
+func (e *env) readLine(t *testing.T) string {
+	t.Helper()
 	got := make(chan string, 1)
 	go func() {
 		l, _ := e.rawOut.ReadString('\n')
@@ -25,10 +33,9 @@ func (e *env) send(t *testing.T, line, want string) string {
 	}()
 	select {
 	case l := <-got:
-		require.Contains(t, l, want, "answer to %s", line)
 		return l
 	case <-time.After(10 * time.Second):
-		t.Fatalf("no answer to %s", line)
+		t.Fatal("no line from the proxy within 10 s")
 	}
 	return ""
 }

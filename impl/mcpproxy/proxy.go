@@ -64,9 +64,10 @@ type Config struct {
 // Proxy is an MCP server to a host and an MCP client of one upstream, that asks the
 // gate before every tools/call it forwards.
 type Proxy struct {
-	cfg  Config
-	gate *gate
-	log  *slog.Logger
+	cfg   Config
+	gate  *gate
+	log   *slog.Logger
+	order *arrivals // the host's order of tools/calls (HostTransport numbers them)
 
 	mu    sync.Mutex
 	up    *mcp.ClientSession
@@ -99,7 +100,7 @@ func New(cfg Config) (*Proxy, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Proxy{cfg: cfg, log: log, gate: &gate{at: attempt.New(cfg.Gate, cfg.Redial, cfg.Closed, epochsMax)},
-		tools: map[string]*mcp.Tool{}}, nil
+		tools: map[string]*mcp.Tool{}, order: newArrivals()}, nil
 }
 
 // ErrUpstream is wrapped by Run's errors about the upstream server.
@@ -270,6 +271,8 @@ func (p *Proxy) forward(next mcp.MethodHandler) mcp.MethodHandler {
 // then complete the effect with the upstream's result.
 func (p *Proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	name := req.Params.Name
+	arrival := p.order.number(req.Params.Meta)
+	defer p.order.pass(arrival)
 	p.mu.Lock()
 	dead, tool := p.dead, p.tools[name]
 	up := p.up
@@ -291,13 +294,19 @@ func (p *Proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	}
 	mode, why := p.cfg.Policy.Mode(p.cfg.Server, name, ann)
 	log := p.log.With("run", t.Run, "key", t.Key, "tool", name, "mode", string(mode))
+	if err := p.order.wait(ctx, arrival); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		log.Warn("asking the gate out of the host's order", "err", err)
+	}
 	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gateCallTimeout)
 	epoch, err := p.gate.epoch(gctx, t.Run)
 	cancel()
 	if err != nil {
 		return notExecuted("", "NOT executed: the gate did not answer for run %q: %v.", t.Run, err), nil
 	}
-	a, err := p.ask(ctx, req, t, epoch, mode == Gated, log)
+	a, err := p.ask(ctx, req, t, epoch, mode == Gated, func() { p.order.pass(arrival) }, log)
 	switch {
 	case errors.Is(err, errHostGone):
 		return nil, ctx.Err() // the host cancelled or left: nobody reads an answer
@@ -365,8 +374,10 @@ var errHostGone = errors.New("soundgate/mcpproxy: the host gave up the call")
 // deferred or the maximum hold passes; while held it sends progress notifications
 // if the host gave a progress token. An ask in flight when the host gives up is
 // never abandoned at the gate: it finishes in the background, and an admit it brings
-// is completed failed ("not performed"), so the record stays the truth.
-func (p *Proxy) ask(ctx context.Context, req *mcp.CallToolRequest, t Target, epoch uint64, gated bool, log *slog.Logger) (proto.AdmitResult, error) {
+// is completed failed ("not performed"), so the record stays the truth. asked is
+// called once the gate has answered the first ask: the calls the host sent after this
+// one may then be asked.
+func (p *Proxy) ask(ctx context.Context, req *mcp.CallToolRequest, t Target, epoch uint64, gated bool, asked func(), log *slog.Logger) (proto.AdmitResult, error) {
 	start := time.Now()
 	token := req.Params.GetProgressToken()
 	var wait time.Duration // the first ask is answered at once
@@ -397,6 +408,9 @@ func (p *Proxy) ask(ctx context.Context, req *mcp.CallToolRequest, t Target, epo
 		case got = <-done:
 		case <-ctx.Done():
 			return proto.AdmitResult{}, errHostGone
+		}
+		if n == 1 {
+			asked()
 		}
 		if ctx.Err() != nil {
 			return proto.AdmitResult{}, errHostGone
