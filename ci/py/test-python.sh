@@ -21,20 +21,7 @@ req=clients/python/requirements-test.txt
 summary=()
 while read -r ver py; do
   venv=$out/$ver
-  stamp=$venv/.requirements.sha256
-  want=$(sha256sum "$req" | cut -d' ' -f1)
-  if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    echo "== test-python: Python $ver: a virtual environment in $venv"
-    rm -rf "$venv"
-    "$py" -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
-    echo "$want" > "$stamp"
-  fi
-  src=$(mktemp -d)
-  cp -r clients/python/. "$src/"
-  rm -rf "$src/tests" "$src/build" "$src"/src/*.egg-info
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall "$src"
-  rm -rf "$src"
+  ci/py/venv.sh "$venv" "$py" "$req"
   echo "== test-python: Python $ver ($py)"
   log=$out/pytest-$ver.log
   (cd clients/python && SOUNDGATE_PY_EXPECT_INSTALLED=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider tests) | tee "$log"

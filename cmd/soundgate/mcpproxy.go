@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -37,6 +38,10 @@ progress notifications) until the decision, a cancel or --max-hold, or with
 --deferred answered at once "pending approval, call again". Resources, prompts and
 completions are forwarded without asking the gate.
 
+With --http ADDR the host reaches the proxy over Streamable HTTP instead of stdio, at
+http://ADDR/mcp (a loopback address only), each request with the header
+"Authorization: Bearer <the token in --http-token-file>".
+
 The run is the call's _meta["soundgate/run"], else --run; an operator opens it. The
 credential is an agent's: --token-file, or SOUNDGATE_TOKEN_FILE / SOUNDGATE_TOKEN.
 Logs go to standard error (the host's MCP log). Exit codes: 0 the host disconnected,
@@ -49,6 +54,7 @@ Flags:
 // mcpProxyFlags are the flags and the upstream command of soundgate mcp-proxy.
 type mcpProxyFlags struct {
 	run, policy, gateAddr, gateUnix, tokenFile, server string
+	httpAddr, httpTokenFile                            string
 	maxHold, progressEvery                             time.Duration
 	deferred                                           bool
 	argv                                               []string
@@ -76,6 +82,8 @@ func parseMCPProxyFlags(args []string) (*mcpProxyFlags, int) {
 	fs.DurationVar(&f.maxHold, "max-hold", mcpproxy.DefaultMaxHold, "how long a held call stays open waiting for a decision")
 	fs.DurationVar(&f.progressEvery, "progress-every", mcpproxy.DefaultProgressEvery, "interval of progress notifications while a call is held")
 	fs.BoolVar(&f.deferred, "deferred", false, "answer a held call at once: pending approval, call again with the same arguments")
+	fs.StringVar(&f.httpAddr, "http", "", "serve the host over Streamable HTTP at http://ADDR/mcp (loopback only) instead of stdio")
+	fs.StringVar(&f.httpTokenFile, "http-token-file", "", "with --http: file holding the bearer token the host must send (at least 16 bytes)")
 	if err := fs.Parse(args); err != nil {
 		return nil, exitUsage // -h too: nothing was proxied
 	}
@@ -89,6 +97,15 @@ func parseMCPProxyFlags(args []string) (*mcpProxyFlags, int) {
 		return nil, fail(exitUsage, "mcp-proxy: give --gate or --gate-unix, not both")
 	case f.maxHold <= 0 || f.progressEvery <= 0:
 		return nil, fail(exitUsage, "mcp-proxy: --max-hold and --progress-every must be positive")
+	case f.httpAddr == "" && f.httpTokenFile != "":
+		return nil, fail(exitUsage, "mcp-proxy: --http-token-file without --http")
+	case f.httpAddr != "" && f.httpTokenFile == "":
+		return nil, fail(exitUsage, "mcp-proxy: --http needs --http-token-file: the endpoint acts with the agent's credential")
+	}
+	if f.httpAddr != "" {
+		if err := mcpproxy.CheckHTTPAddr(f.httpAddr); err != nil {
+			return nil, fail(exitUsage, "mcp-proxy: --http: %v", err)
+		}
 	}
 	if f.gateUnix != "" {
 		f.gateAddr = "unix:" + f.gateUnix
@@ -118,6 +135,18 @@ func mcpProxyMain(args []string) int {
 	token, err := credential("", f.tokenFile)
 	if err != nil {
 		return fail(exitUsage, "mcp-proxy: %v", err)
+	}
+	var httpToken string
+	if f.httpAddr != "" {
+		if httpToken, err = client.Token("", f.httpTokenFile, ""); err != nil {
+			return fail(exitUsage, "mcp-proxy: --http-token-file: %v", err)
+		}
+		if len(httpToken) < mcpproxy.HTTPTokenBytesMin {
+			return fail(exitUsage, "mcp-proxy: --http-token-file: the token is %d bytes, fewer than %d", len(httpToken), mcpproxy.HTTPTokenBytesMin)
+		}
+		if httpToken == token {
+			return fail(exitUsage, "mcp-proxy: --http-token-file holds the agent's gate credential: give the host a token of its own")
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -161,8 +190,21 @@ func mcpProxyMain(args []string) int {
 	}
 	cmd := exec.Command(f.argv[0], f.argv[1:]...)
 	cmd.Stderr = os.Stderr // the upstream's log joins the proxy's, in the host's MCP log
-	err = p.Run(ctx, p.HostTransport(os.Stdin, os.Stdout), &mcp.CommandTransport{Command: cmd})
+	upstream := &mcp.CommandTransport{Command: cmd}
+	if f.httpAddr != "" {
+		ln, lerr := net.Listen("tcp", f.httpAddr)
+		if lerr != nil {
+			c.Close()
+			return fail(exitFailure, "mcp-proxy: --http: %v", lerr)
+		}
+		logger.Info("serving the host over Streamable HTTP", "url", "http://"+ln.Addr().String()+mcpproxy.HTTPPath)
+		err = p.RunHTTP(ctx, ln, httpToken, upstream)
+	} else {
+		err = p.Run(ctx, p.HostTransport(os.Stdin, os.Stdout), upstream)
+	}
 	switch {
+	case errors.Is(err, mcpproxy.ErrHTTPConfig):
+		return fail(exitUsage, "mcp-proxy: %v", err)
 	case errors.Is(err, mcpproxy.ErrPolicy):
 		return fail(exitUsage, "mcp-proxy: %v", err)
 	case err != nil:

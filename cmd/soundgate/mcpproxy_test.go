@@ -288,6 +288,9 @@ func TestMCPProxyUsage(t *testing.T) {
 	badPolicy := filepath.Join(dir, "bad.json")
 	require.NoError(t, os.WriteFile(badPolicy, []byte("{\"servers\": {\n  \"fs\": {\"tools\": {\"write_file\": \"ungate\"}}}}\n"), 0o600))
 	gate := []string{"--gate-unix", pg.g.Unix, "--token-file", pg.tokenFile}
+	shortToken, hostToken := filepath.Join(dir, "short.token"), filepath.Join(dir, "host.token")
+	require.NoError(t, os.WriteFile(shortToken, []byte("short\n"), 0o600))
+	require.NoError(t, os.WriteFile(hostToken, []byte("host-token-0123456789abcdef\n"), 0o600))
 	for _, c := range []struct {
 		args []string
 		env  []string
@@ -304,6 +307,11 @@ func TestMCPProxyUsage(t *testing.T) {
 		{[]string{"--run", "open-run", "--gate-unix", pg.g.Unix, "--", "true"}, []string{"SOUNDGATE_TOKEN=" + servertest.ApproverToken, "SOUNDGATE_TOKEN_FILE="}, exitRefused, "the proxy needs an agent's"},
 		{append([]string{"--run", "open-run"}, append(gate, "--", "/nonexistent/upstream")...), nil, exitFailure, "upstream"},
 		{append([]string{"--run", "open-run"}, append(gate, "--max-hold", "0", "--", "true")...), nil, exitUsage, "must be positive"},
+		{append([]string{"--run", "open-run", "--http", "127.0.0.1:0"}, append(gate, "--", "true")...), nil, exitUsage, "--http needs --http-token-file"},
+		{append([]string{"--run", "open-run", "--http-token-file", shortToken}, append(gate, "--", "true")...), nil, exitUsage, "--http-token-file without --http"},
+		{append([]string{"--run", "open-run", "--http", "0.0.0.0:8931", "--http-token-file", hostToken}, append(gate, "--", "true")...), nil, exitUsage, "not a loopback IP"},
+		{append([]string{"--run", "open-run", "--http", "127.0.0.1:0", "--http-token-file", shortToken}, append(gate, "--", "true")...), nil, exitUsage, "fewer than 16"},
+		{append([]string{"--run", "open-run", "--http", "127.0.0.1:0", "--http-token-file", pg.tokenFile}, append(gate, "--", "true")...), nil, exitUsage, "holds the agent's gate credential"},
 	} {
 		cmd := exec.Command(bin, append([]string{"mcp-proxy"}, c.args...)...)
 		cmd.Env = append(os.Environ(), c.env...)

@@ -106,11 +106,33 @@ func New(cfg Config) (*Proxy, error) {
 // ErrUpstream is wrapped by Run's errors about the upstream server.
 var ErrUpstream = errors.New("soundgate/mcpproxy: upstream")
 
-// Run connects to the upstream, lists its tools and serves the host until the host
-// disconnects or ctx ends; then it lets the asks of abandoned calls finish, closes the
-// upstream (which ends its process) and the gate connection.
+// Run learns the epoch of Config.Run, connects to the upstream, lists its tools and
+// serves the host until the host disconnects or ctx ends; then it lets the asks of
+// abandoned calls finish, closes the upstream (which ends its process) and the gate
+// connection.
 func (p *Proxy) Run(ctx context.Context, host, upstream mcp.Transport) error {
+	err := p.run(ctx, upstream, func(srv *mcp.Server) error { return srv.Run(ctx, host) })
+	if err != nil && !errors.Is(err, context.Canceled) && !isEOF(err) {
+		return err
+	}
+	return nil
+}
+
+// run connects to the upstream, builds the server the host sees and serves it with
+// serve; then it lets the asks of abandoned calls finish and closes the upstream and
+// the gate connection.
+func (p *Proxy) run(ctx context.Context, upstream mcp.Transport, serve func(*mcp.Server) error) error {
 	defer p.gate.close()
+	if p.cfg.Run != "" {
+		// The attempt begins now, not at the first call: a Fence from here on must deny
+		// this proxy's calls, even one that comes before the proxy's first call.
+		gctx, cancel := context.WithTimeout(ctx, gateCallTimeout)
+		_, err := p.gate.epoch(gctx, p.cfg.Run)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("soundgate/mcpproxy: the epoch of run %q: %w", p.cfg.Run, err)
+		}
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "soundgate-mcp-proxy", Version: p.cfg.Version},
 		&mcp.ClientOptions{ToolListChangedHandler: func(ctx context.Context, _ *mcp.ToolListChangedRequest) { p.refreshTools(ctx) }})
 	up, err := client.Connect(ctx, upstream, nil)
@@ -155,9 +177,9 @@ func (p *Proxy) Run(ctx context.Context, host, upstream mcp.Transport) error {
 	if err := p.checkPolicy(); err != nil {
 		return err
 	}
-	err = srv.Run(ctx, host)
+	err = serve(srv)
 	p.bg.Wait()
-	if err != nil && !errors.Is(err, context.Canceled) && !isEOF(err) {
+	if err != nil {
 		return fmt.Errorf("soundgate/mcpproxy: serve the host: %w", err)
 	}
 	return nil

@@ -119,6 +119,19 @@ func TestRunCancelled(t *testing.T) {
 	require.Empty(t, e.world.list(), "B4: an effect after the cancel")
 }
 
+// TestFenceBeforeFirstCall: the proxy's attempt of its --run begins when it starts, so
+// a Fence before its first call denies that call (stale_epoch) instead of letting the
+// proxy learn the new epoch then (B4 for a timeout that fences before the agent acts).
+func TestFenceBeforeFirstCall(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ctx := context.Background()
+	_, err := e.op.Fence(ctx, run)
+	require.NoError(t, err)
+	r, err := e.call(ctx, "note", textArgs{Text: "late"}, nil)
+	requireNotExecuted(t, callResult{r, err}, "stale_epoch")
+	require.Empty(t, e.world.list(), "B4: an effect of a fenced attempt")
+}
+
 // TestUngatedCallsRun: with nothing pending, an ungated call is admitted and forwarded
 // at once, and its effect is completed at the gate with its record.
 func TestUngatedCallsRun(t *testing.T) {

@@ -122,6 +122,34 @@ class MediatedEnv:
             self.log.add("gate", op="decide", key=k, **r)
         return self.decision
 
+    # the gate as an agent's program outside this process reaches it (the MCP probe's
+    # soundgate mcp-proxy): its address, an agent's credential and this probe's run
+    def gate_endpoint(self):
+        from gateproc import TOKENS  # noqa: PLC0415
+        return {"addr": f"127.0.0.1:{_gate['proc'].port}", "token": TOKENS["agent"], "run": self.run}
+
+    # the human at the gate with nothing registered beforehand: watches the run's
+    # pending approvals (status), and decides each one that appears
+    async def _watch(self, plan, within_s):
+        deadline = time.monotonic() + within_s
+        while True:
+            pending = (await _gate["approver"].status(self.run)).get("pending") or []
+            if pending:
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no approval of run {self.run} became pending within {within_s} s")
+            await asyncio.sleep(0.005)
+        self.log.add("pause", plan=plan, asks=list(pending), at="gate")
+        await asyncio.sleep(TIMING["human_think_ms"] / 1000)
+        self.log.add("decide", plan=plan, decision=self.decision, at="gate", keys=list(pending))
+        for k in pending:
+            r = await _gate["approver"].decide(self.run, k, self.decision)
+            self.log.add("gate", op="decide", key=k, **r)
+        return self.decision
+
+    async def ahuman_at_gate(self, plan, within_s=10.0):
+        return await _acall(self._watch(plan, within_s))
+
     def plan(self, plan, gated=(), effects=()):
         return _call(self._plan(plan, gated, effects))
 

@@ -33,6 +33,7 @@ MODULES = [
     "agent_framework",
     "openai_agents",
     "crewai_review",
+    "mcp_host",
     "temporal",
 ]
 PROBE_TIMEOUT_S = 20.0
