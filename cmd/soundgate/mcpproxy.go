@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -103,7 +104,7 @@ func parseMCPProxyFlags(args []string) (*mcpProxyFlags, int) {
 		return nil, fail(exitUsage, "mcp-proxy: --http needs --http-token-file: the endpoint acts with the agent's credential")
 	}
 	if f.httpAddr != "" {
-		if err := mcpproxy.CheckHTTPAddr(f.httpAddr); err != nil {
+		if err := checkLoopbackAddr(f.httpAddr); err != nil {
 			return nil, fail(exitUsage, "mcp-proxy: --http: %v", err)
 		}
 	}
@@ -114,6 +115,37 @@ func parseMCPProxyFlags(args []string) (*mcpProxyFlags, int) {
 		f.server = filepath.Base(f.argv[0])
 	}
 	return f, 0
+}
+
+// checkLoopbackAddr refuses a listen address that is not a loopback IP: the proxy's
+// HTTP endpoint acts with the agent's credential, and a host that needs it from
+// elsewhere should run its own proxy next to it rather than reach the credential over
+// a network.
+func checkLoopbackAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %v", addr, err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("listen address %q is not a loopback IP (127.0.0.1, [::1]): the endpoint acts with the agent's credential, so it is not served on a network", addr)
+	}
+	return nil
+}
+
+// serveOn serves a handler on ln until ctx ends; held calls keep their streams open,
+// so after a short graceful shutdown the rest are closed.
+func serveOn(ln net.Listener) mcpproxy.Serve {
+	return func(ctx context.Context, h http.Handler) error {
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		stop := context.AfterFunc(ctx, func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			hs.Shutdown(sctx)
+			hs.Close()
+		})
+		defer stop()
+		return hs.Serve(ln)
+	}
 }
 
 // explicitFlag reports whether name was given on the command line.
@@ -198,7 +230,7 @@ func mcpProxyMain(args []string) int {
 			return fail(exitFailure, "mcp-proxy: --http: %v", lerr)
 		}
 		logger.Info("serving the host over Streamable HTTP", "url", "http://"+ln.Addr().String()+mcpproxy.HTTPPath)
-		err = p.RunHTTP(ctx, ln, httpToken, upstream)
+		err = p.RunHTTP(ctx, serveOn(ln), httpToken, upstream)
 	} else {
 		err = p.Run(ctx, p.HostTransport(os.Stdin, os.Stdout), upstream)
 	}

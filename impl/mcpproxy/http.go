@@ -6,10 +6,8 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -21,30 +19,21 @@ const HTTPPath = "/mcp"
 // acts with the proxy's agent credential.
 const HTTPTokenBytesMin = 16
 
-// ErrHTTPConfig is wrapped by RunHTTP's refusals of its configuration.
+// ErrHTTPConfig is wrapped by the refusals of an HTTP configuration.
 var ErrHTTPConfig = errors.New("soundgate/mcpproxy: http")
 
-// CheckHTTPAddr refuses a listen address that is not a loopback IP: the endpoint acts
-// with the proxy's agent credential, and a host that needs it from elsewhere should
-// run its own proxy next to it rather than have the credential reachable on a network.
-func CheckHTTPAddr(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("%w: listen address %q: %v", ErrHTTPConfig, addr, err)
-	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("%w: listen address %q is not a loopback IP (127.0.0.1, [::1]): the endpoint acts with the agent's credential, so it is not served on a network", ErrHTTPConfig, addr)
-	}
-	return nil
-}
+// Serve serves an HTTP handler until ctx ends, then returns http.ErrServerClosed. The
+// caller owns the listener (the proxy opens no socket: docs/architecture.md), so
+// soundgate mcp-proxy and the tests give their own.
+type Serve func(ctx context.Context, h http.Handler) error
 
-// RunHTTP is Run with the host over Streamable HTTP: the MCP endpoint at HTTPPath on
-// ln, every request carrying "Authorization: Bearer <token>", until ctx ends. Requests
-// from a browser page of another origin, and requests on a loopback address that name
-// another host (DNS rebinding), are refused. Calls of different HTTP requests have no
-// order between them: arrival numbering (HostTransport) is for stdio only.
-func (p *Proxy) RunHTTP(ctx context.Context, ln net.Listener, token string, upstream mcp.Transport) error {
+// RunHTTP is Run with the host over Streamable HTTP: the MCP endpoint at HTTPPath,
+// served by serve, every request carrying "Authorization: Bearer <token>", until ctx
+// ends. Requests from a browser page of another origin, and requests on a loopback
+// address that name another host (DNS rebinding), are refused. Calls of different HTTP
+// requests have no order between them: arrival numbering (HostTransport) is for stdio
+// only.
+func (p *Proxy) RunHTTP(ctx context.Context, serve Serve, token string, upstream mcp.Transport) error {
 	if len(token) < HTTPTokenBytesMin {
 		return fmt.Errorf("%w: the bearer token is %d bytes, fewer than %d", ErrHTTPConfig, len(token), HTTPTokenBytesMin)
 	}
@@ -56,15 +45,7 @@ func (p *Proxy) RunHTTP(ctx context.Context, ln net.Listener, token string, upst
 			&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: HostLineBytesMax, Logger: p.log})
 		mux := http.NewServeMux()
 		mux.Handle(HTTPPath, http.NewCrossOriginProtection().Handler(bearer(token, mcpH)))
-		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		stop := context.AfterFunc(ctx, func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			hs.Shutdown(sctx)
-			hs.Close() // held calls keep their streams open: end them
-		})
-		defer stop()
-		return hs.Serve(ln)
+		return serve(ctx, mux)
 	})
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil

@@ -53,7 +53,7 @@ func newHTTPEnv(t *testing.T) *httpEnv {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	done := make(chan error, 1)
-	go func() { done <- p.RunHTTP(ctx, ln, httpToken, upClientT) }()
+	go func() { done <- p.RunHTTP(ctx, serveOn(ln), httpToken, upClientT) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -147,20 +147,21 @@ func TestHTTPRefuses(t *testing.T) {
 	require.Empty(t, h.world.list())
 }
 
-// TestHTTPConfig: the endpoint is served on loopback only and with a real token.
+// TestHTTPConfig: the endpoint needs a real token.
 func TestHTTPConfig(t *testing.T) {
-	for _, ok := range []string{"127.0.0.1:0", "127.0.0.1:8931", "[::1]:8931"} {
-		require.NoError(t, CheckHTTPAddr(ok), ok)
-	}
-	for _, bad := range []string{"0.0.0.0:8931", ":8931", "localhost:8931", "192.168.1.2:80", "[::]:1", "127.0.0.1", "example.com:80"} {
-		require.ErrorIs(t, CheckHTTPAddr(bad), ErrHTTPConfig, bad)
-	}
 	p, err := New(Config{Server: "world", Gate: clientConn{}})
 	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
 	for _, tok := range []string{"", "short", "0123456789abcde", "0123456789abcdef ghij"} {
-		require.ErrorIs(t, p.RunHTTP(context.Background(), ln, tok, nil), ErrHTTPConfig, "%q", tok)
+		require.ErrorIs(t, p.RunHTTP(context.Background(), nil, tok, nil), ErrHTTPConfig, "%q", tok)
+	}
+}
+
+// serveOn serves h on ln until ctx ends, as soundgate mcp-proxy does.
+func serveOn(ln net.Listener) Serve {
+	return func(ctx context.Context, h http.Handler) error {
+		hs := &http.Server{Handler: h}
+		stop := context.AfterFunc(ctx, func() { hs.Close() })
+		defer stop()
+		return hs.Serve(ln)
 	}
 }
