@@ -2,8 +2,10 @@
 # verify-wal runs the log through WAL_CRASH_CYCLES simulated machine crashes (a random
 # file-system operation, a random part of what was not durable survives) and checks
 # after each recovery that every acknowledged record is there, that replay is a
-# prefix of what was appended, and that compaction keeps the disk bounded. The
-# command prints its figures and ends with one summary line.
+# prefix of what was appended, and that compaction keeps the disk bounded. Every
+# life's abstract trace (append, write, sync, ack, snapshot, crash, recover) is
+# replayed through spec/tla/WAL.tla (internal/waltrace), which must allow each step.
+# The command prints its figures and ends with one summary line.
 WAL_CRASH_CYCLES ?= 10000
 WAL_CRASH_SEED   ?= 1
 

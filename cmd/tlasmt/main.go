@@ -26,6 +26,9 @@ func main() {
 	indinv := flag.String("indinv", "IndInv", "the inductive invariant")
 	typeok := flag.String("typeok", "TypeOK", "the conjunction of var \\in S the variables' types are read from")
 	props := flag.String("props", "TypeOK,Safety,Structure", "the properties IndInv must imply")
+	proof := flag.String("proof", "spec/tlaps/SoundGateProofs.tla", "the TLAPS proof text whose steps must name their obligations (\"\": not checked)")
+	finite := flag.String("finite-config", "spec/tla/SoundGate_indstep.cfg", "the bounded inductive check's config: its constants are the finite instance compared with tlacheck (\"\": none)")
+	indInit := flag.String("indinit", "IndInit", "the generator of the IndInv states for the finite instance")
 	flag.Parse()
 
 	names := strings.Split(*solvers, ",")
@@ -40,6 +43,7 @@ func main() {
 	rep, err := smt.Run(smt.RunConfig{
 		SpecPath: *specPath, OutDir: *out, BrokenDir: *broken, Timeout: *timeout,
 		Solvers: ss, Workers: *workers, MaxSize: *maxSize, Options: opts, Log: os.Stdout,
+		ProofPath: *proof, FiniteConfig: *finite, IndInit: *indInit,
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "tlasmt: %v\n", err)

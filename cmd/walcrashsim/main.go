@@ -1,9 +1,11 @@
 // Command walcrashsim runs the write-ahead log through simulated machine crashes
-// (package crashsim) and prints one summary line last:
+// (package crashsim), replays the abstract trace of every life against the log's
+// spec (internal/waltrace, spec/tla/WAL.tla), and prints one summary line last:
 //
 //	go run ./cmd/walcrashsim -cycles 2000 -seed 1
 //
-// It exits 1 on the first violation, naming the seed and the cycle.
+// It exits 1 on the first violation or the first step the spec does not allow,
+// naming the seed and the cycle.
 package main
 
 import (
@@ -12,6 +14,7 @@ import (
 	"os"
 
 	"github.com/soundgate/soundgate/impl/wal/crashsim"
+	"github.com/soundgate/soundgate/internal/waltrace"
 )
 
 func main() {
@@ -24,12 +27,22 @@ func main() {
 	flag.Int64Var(&cfg.SegmentBytes, "segment-bytes", 2048, "segment size in bytes")
 	flag.IntVar(&cfg.SnapshotEvery, "snapshot-every", 100, "snapshot once this many records follow the last one (0: never)")
 	flag.IntVar(&cfg.PayloadMax, "payload-max", 200, "largest record payload in bytes")
+	specPath := flag.String("spec", "spec/tla/WAL.tla", "the log's spec, which every life's trace must follow (\"\": no trace validation)")
 	flag.Parse()
 	if cfg.Cycles < 1 || cfg.Writers < 1 || cfg.RecordsMax < 1 || cfg.OpsMax < 1 || cfg.PayloadMax < 0 {
 		fmt.Fprintln(os.Stderr, "walcrashsim: -cycles, -writers, -records and -ops must be at least 1")
 		os.Exit(2)
 	}
 	cfg.Logf = func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+	var tc *waltrace.Checker
+	if *specPath != "" {
+		var err error
+		if tc, err = waltrace.New(*specPath); err != nil {
+			fmt.Fprintln(os.Stderr, "walcrashsim:", err)
+			os.Exit(2)
+		}
+		cfg.Trace = tc.Check
+	}
 	fmt.Printf("walcrashsim: seed %d, %d cycles, %d writers, up to %d records and a crash within %d fs operations per life, %d-byte segments, snapshot every %d records\n",
 		cfg.Seed, cfg.Cycles, cfg.Writers, cfg.RecordsMax, cfg.OpsMax, cfg.SegmentBytes, cfg.SnapshotEvery)
 	res, err := crashsim.Run(cfg)
@@ -38,5 +51,9 @@ func main() {
 		fmt.Printf("wal crash-recovery: FAILED after %d cycles, seed %d\n", res.Cycles, cfg.Seed)
 		os.Exit(1)
 	}
-	fmt.Println(res.Summary(cfg))
+	if tc == nil {
+		fmt.Println(res.Summary(cfg) + "; traces NOT validated (-spec \"\")")
+		return
+	}
+	fmt.Println(res.Summary(cfg) + "; " + tc.Stats().Summary(*specPath))
 }

@@ -1,27 +1,37 @@
 -------------------------- MODULE SoundGateProofs --------------------------
 (***************************************************************************)
-(* NOT MACHINE-CHECKED. This is the TLAPS proof text of the inductive      *)
-(* invariant of spec/tla/SoundGate.tla. TLAPS (tlapm and its back-end      *)
-(* provers) is not packaged for and cannot be installed on the machines of *)
-(* this project, so no prover has read this file: it may contain steps a   *)
-(* prover would not accept as written (missing DEF hints, a step to split  *)
-(* further). Treat it as a structured argument, not as a proof.            *)
+(* NOT CHECKED BY TLAPS. This is the TLAPS proof text of the inductive     *)
+(* invariant of spec/tla/SoundGate.tla. TLAPS (tlapm and its back-ends,    *)
+(* Zenon and Isabelle) is not packaged for and cannot be installed on the  *)
+(* machines of this project, so no TLAPS prover has read this file: it may *)
+(* contain steps tlapm would not accept as written (missing DEF hints, a   *)
+(* step to split further).                                                 *)
 (* SANY 2.2 (from the TLC 2.20 jar) parses and level-checks it, with a     *)
 (* local stand-in for the TLAPS module (PTL == TRUE etc.); that checks the  *)
 (* syntax and the names, nothing of the reasoning.                         *)
 (*                                                                         *)
-(* What IS checked, by model checking on small constants (bounded          *)
-(* evidence, not a proof; figures in docs/verify/spec.md):                 *)
-(*  - Init => IndInv: IndInv is an invariant of every config of the spec.  *)
-(*  - IndInv /\ Next => IndInv' and IndInv => Safety /\ Structure:         *)
-(*    SoundGate_indstep.cfg starts from every state satisfying IndInv      *)
-(*    (one run, two keys, MaxEpoch 2) and checks IndInv, Safety and        *)
-(*    Structure in every successor.                                        *)
+(* What IS checked (docs/verify/smt.md, "The proof text"):                 *)
+(*  - Each numbered top-level step <1>k of a theorem has, on the lines     *)
+(*    after its statement, a "\* smt:" comment: the SMT obligations of     *)
+(*    tlacheck/smt that discharge it, or "stuttering" (CASE UNCHANGED      *)
+(*    vars: no obligation), or "theorem T" (the step is theorem T).        *)
+(*    go test ./tlacheck/smt and make verify-tla-smt hold the comments     *)
+(*    against the obligation generator: obligations of the theorem's kind, *)
+(*    of the step's action, concluding exactly what the step claims;       *)
+(*    every obligation named by one step. z3 and cvc5 prove every          *)
+(*    obligation for any number of runs and keys and every MaxEpoch, over  *)
+(*    the project's own translation into SMT-LIB. That checks the claim of *)
+(*    each step, not the reasoning written under it (BY hints, <2> steps,  *)
+(*    lemmas), nor the PTL step of SpecSafe.                               *)
+(*  - By model checking on small constants (docs/verify/spec.md): Init =>  *)
+(*    IndInv on every config; IndInv /\ Next => IndInv' and IndInv =>      *)
+(*    Safety /\ Structure on every IndInv state of SoundGate_indstep.cfg   *)
+(*    (one run, two keys, MaxEpoch 2).                                     *)
 (*                                                                         *)
 (* The obligations, as issue 4 names them:                                 *)
 (*   InitIndInv   Init => IndInv                                           *)
 (*   StepIndInv   IndInv /\ [Next]_vars => IndInv'                         *)
-(*   IndInvSafe   IndInv => Safety /\ Structure                            *)
+(*   IndInvSafe   IndInv => TypeOK /\ Safety /\ Structure                  *)
 (*   SpecSafe     Spec => [](Safety /\ Structure)                          *)
 (***************************************************************************)
 EXTENDS SoundGate, TLAPS
@@ -37,38 +47,54 @@ THEOREM InitIndInv == Init => IndInv
   <1> SUFFICES ASSUME Init PROVE IndInv
       OBVIOUS
   <1>1. TypeOK
+        \* smt: Init__TypeOK
         BY DEF Init, TypeOK, AdmitContexts
   <1>2. RunShape
+        \* smt: Init__RunShape
         BY DEF Init, RunShape
   <1>3. EffectShape
+        \* smt: Init__EffectShape
         BY DEF Init, EffectShape
   <1>4. HistoryShape
+        \* smt: Init__HistoryShape
         \* no effect is admitted, completed or rejected; all histories are empty
         BY DEF Init, HistoryShape
   <1>5. Structure
+        \* smt: Init__NoOrphanHold, Init__PendingExact, Init__CurrentEpoch
         BY DEF Init, Structure, NoOrphanHold, PendingExact, CurrentEpoch
   <1> QED
       BY <1>1, <1>2, <1>3, <1>4, <1>5 DEF IndInv
 
 -----------------------------------------------------------------------------
-(* IndInv => Safety /\ Structure. HistoryShape pins each admitCtx[r][k] to  *)
-(* {} or {GoodCtx} and each admits[r][k] to 0 or 1; GoodCtx has an empty   *)
-(* pending set, doomed FALSE, status "active" and current TRUE.            *)
-THEOREM IndInvSafe == IndInv => Safety /\ Structure
-  <1> SUFFICES ASSUME IndInv PROVE Safety /\ Structure
+(* IndInv => TypeOK /\ Safety /\ Structure. TypeOK and Structure are      *)
+(* conjuncts of IndInv. HistoryShape pins each admitCtx[r][k] to {} or     *)
+(* {GoodCtx} and each admits[r][k] to 0 or 1; GoodCtx has an empty pending *)
+(* set, doomed FALSE, status "active" and current TRUE.                    *)
+THEOREM IndInvSafe == IndInv => TypeOK /\ Safety /\ Structure
+  <1> SUFFICES ASSUME IndInv PROVE TypeOK /\ Safety /\ Structure
       OBVIOUS
-  <1>1. \A r \in Runs, k \in Keys : admitCtx[r][k] \subseteq {GoodCtx} /\ admits[r][k] <= 1
-        BY DEF IndInv, HistoryShape
-  <1>2. P1
-        BY <1>1 DEF P1, GoodCtx
-  <1>3. P2
-        BY <1>1 DEF P2, GoodCtx
-  <1>4. P3
-        BY <1>1 DEF P3
-  <1>5. P4
-        BY <1>1 DEF P4, GoodCtx
+  <1>1. TypeOK
+        \* smt: IndInv__TypeOK
+        BY DEF IndInv
+  <1>2. Safety
+        \* smt: IndInv__P1, IndInv__P2, IndInv__P3, IndInv__P4
+        <2>1. \A r \in Runs, k \in Keys : admitCtx[r][k] \subseteq {GoodCtx} /\ admits[r][k] <= 1
+              BY DEF IndInv, HistoryShape
+        <2>2. P1
+              BY <2>1 DEF P1, GoodCtx
+        <2>3. P2
+              BY <2>1 DEF P2, GoodCtx
+        <2>4. P3
+              BY <2>1 DEF P3
+        <2>5. P4
+              BY <2>1 DEF P4, GoodCtx
+        <2> QED
+            BY <2>2, <2>3, <2>4, <2>5 DEF Safety
+  <1>3. Structure
+        \* smt: IndInv__NoOrphanHold, IndInv__PendingExact, IndInv__CurrentEpoch
+        BY DEF IndInv
   <1> QED
-      BY <1>2, <1>3, <1>4, <1>5 DEF Safety, IndInv
+      BY <1>1, <1>2, <1>3
 
 -----------------------------------------------------------------------------
 (* Two facts used by several actions.                                      *)
@@ -111,10 +137,13 @@ THEOREM StepIndInv == IndInv /\ [Next]_vars => IndInv'
       OBVIOUS
   <1> USE DEF IndInv
   <1>0. CASE UNCHANGED vars
+        \* smt: stuttering
         BY <1>0 DEF vars, TypeOK, RunShape, EffectShape, HistoryShape, Structure,
                     NoOrphanHold, PendingExact, CurrentEpoch, GoodCtx
 
   <1>1. ASSUME NEW r \in Runs, Open(r) PROVE IndInv'
+        \* smt: Open__TypeOK, Open__RunShape, Open__EffectShape, Open__HistoryShape,
+        \*      Open__NoOrphanHold, Open__PendingExact, Open__CurrentEpoch
         \* Only a "none" run changes: it becomes active at epoch 1 with every
         \* effect absent (RunShape of a "none" run), so no effect is live and
         \* pending stays {}; 1 \in 1..MaxEpoch by ASSUME MaxEpoch >= 1.
@@ -134,6 +163,8 @@ THEOREM StepIndInv == IndInv /\ [Next]_vars => IndInv'
   <1>2. ASSUME NEW r \in Runs, NEW k \in Keys, NEW e \in Epochs, NEW g \in BOOLEAN,
                Admit(r, k, e, g)
         PROVE  IndInv'
+        \* smt: Admit__TypeOK, Admit__RunShape, Admit__EffectShape, Admit__HistoryShape,
+        \*      Admit__NoOrphanHold, Admit__PendingExact, Admit__CurrentEpoch
         <2> DEFINE a == AdmitAnswer(r, k, e, g)
         <2>0. a.answer # "error"
               BY <1>2 DEF Admit
@@ -193,6 +224,8 @@ THEOREM StepIndInv == IndInv /\ [Next]_vars => IndInv'
 
   <1>3. ASSUME NEW r \in Runs, NEW k \in Keys, NEW d \in Decisions, Decide(r, k, d)
         PROVE  IndInv'
+        \* smt: Decide__TypeOK, Decide__RunShape, Decide__EffectShape, Decide__HistoryShape,
+        \*      Decide__NoOrphanHold, Decide__PendingExact, Decide__CurrentEpoch
         <2>1. CASE DecideAnswer(r, k, d) = "repeat"
               BY <1>3, <2>1, <1>0 DEF Decide
         <2>2. CASE DecideAnswer(r, k, d) = "decided"
@@ -234,6 +267,8 @@ THEOREM StepIndInv == IndInv /\ [Next]_vars => IndInv'
 
   <1>4. ASSUME NEW r \in Runs, NEW k \in Keys, NEW o \in Outcomes, Complete(r, k, o)
         PROVE  IndInv'
+        \* smt: Complete__TypeOK, Complete__RunShape, Complete__EffectShape, Complete__HistoryShape,
+        \*      Complete__NoOrphanHold, Complete__PendingExact, Complete__CurrentEpoch
         <2>1. CASE CompleteAnswer(r, k, o) = "repeat"
               BY <1>4, <2>1, <1>0 DEF Complete
         <2>2. CASE CompleteAnswer(r, k, o) = "completed"
@@ -251,6 +286,8 @@ THEOREM StepIndInv == IndInv /\ [Next]_vars => IndInv'
         <2> QED BY <1>4, <2>1, <2>2 DEF Complete
 
   <1>5. ASSUME NEW r \in Runs, Cancel(r) PROVE IndInv'
+        \* smt: Cancel__TypeOK, Cancel__RunShape, Cancel__EffectShape, Cancel__HistoryShape,
+        \*      Cancel__NoOrphanHold, Cancel__PendingExact, Cancel__CurrentEpoch
         <2>1. CASE runStatus[r] = "none"
               \* tombstone: cancelled at epoch 2 \in 2..MaxEpoch+1 (MaxEpoch >= 1);
               \* r had no effect other than absent (RunShape), pending {}.
@@ -268,6 +305,8 @@ THEOREM StepIndInv == IndInv /\ [Next]_vars => IndInv'
         <2> QED BY <2>1, <2>2, <2>3 DEF TypeOK
 
   <1>6. ASSUME NEW r \in Runs, Fence(r) PROVE IndInv'
+        \* smt: Fence__TypeOK, Fence__RunShape, Fence__EffectShape, Fence__HistoryShape,
+        \*      Fence__NoOrphanHold, Fence__PendingExact, Fence__CurrentEpoch
         \* r is active with runEpoch[r] < MaxEpoch, so epoch+1 \in 1..MaxEpoch.
         \* DropShape as for Cancel; pending' = {} and no held effect remains.
         <2>1. runStatus[r] = "active" /\ runEpoch[r] < MaxEpoch
@@ -278,12 +317,16 @@ THEOREM StepIndInv == IndInv /\ [Next]_vars => IndInv'
                    NoOrphanHold, PendingExact, CurrentEpoch
 
   <1>7. ASSUME NEW r \in Runs, Timeout(r) PROVE IndInv'
+        \* smt: Timeout__TypeOK, Timeout__RunShape, Timeout__EffectShape, Timeout__HistoryShape,
+        \*      Timeout__NoOrphanHold, Timeout__PendingExact, Timeout__CurrentEpoch
         \* as Cancel of an active run, with status timed_out
         BY <1>7, DropShape, HistoryKept
            DEF Timeout, TypeOK, RunShape, EffectShape, Structure,
                NoOrphanHold, PendingExact, CurrentEpoch
 
   <1>8. ASSUME NEW r \in Runs, Retire(r) PROVE IndInv'
+        \* smt: Retire__TypeOK, Retire__RunShape, Retire__EffectShape, Retire__HistoryShape,
+        \*      Retire__NoOrphanHold, Retire__PendingExact, Retire__CurrentEpoch
         \* r is Finished, so it is active or final: pending[r] = {} (final, by
         \* RunShape; active, since every effect is absent, completed or rejected and
         \* PendingExact). After the step r is retired at epoch 0 with every effect
@@ -306,10 +349,13 @@ THEOREM StepIndInv == IndInv /\ [Next]_vars => IndInv'
 -----------------------------------------------------------------------------
 THEOREM SpecSafe == Spec => [](Safety /\ Structure)
   <1>1. Init => IndInv
+        \* smt: theorem InitIndInv
         BY InitIndInv
   <1>2. IndInv /\ [Next]_vars => IndInv'
+        \* smt: theorem StepIndInv
         BY StepIndInv
-  <1>3. IndInv => Safety /\ Structure
+  <1>3. IndInv => TypeOK /\ Safety /\ Structure
+        \* smt: theorem IndInvSafe
         BY IndInvSafe
   <1> QED
       BY <1>1, <1>2, <1>3, PTL DEF Spec

@@ -22,6 +22,14 @@ type RunConfig struct {
 	MaxSize   int // largest finite instance per sort for the sat checks
 	Options   Options
 	Log       io.Writer
+	// ProofPath is the TLAPS proof text whose steps must name the obligations that
+	// discharge them (CheckProof); "" for none.
+	ProofPath string
+	// FiniteConfig is the config of the bounded inductive check whose constants are
+	// the finite instance the obligations are decided on and compared with
+	// tlacheck (finite.go); "" for none. IndInit is its generator of IndInv states.
+	FiniteConfig string
+	IndInit      string
 }
 
 // Report is the run's figures.
@@ -36,6 +44,12 @@ type Report struct {
 	Elapsed       time.Duration
 	Failures      []string
 	SolverVersion map[string]string
+	// The proof text (nil when not checked).
+	Proof *ProofMap
+	// The finite instance (FiniteName "" when not run).
+	FiniteName                     string
+	FiniteObligations, FiniteAgree int
+	FiniteSpecs, FiniteSpecsAgree  int
 }
 
 // Summary is the run's last line.
@@ -48,13 +62,22 @@ func (r *Report) Summary(solvers []Solver) string {
 	if r.VacuityOK != r.Vacuity {
 		vac = fmt.Sprintf("FAILED (%d/%d)", r.VacuityOK, r.Vacuity)
 	}
-	return fmt.Sprintf("tla-smt: obligations %d, %s, failed %d, broken variants caught %d/%d with a replayed counterexample, vacuity checks %s (%d/%d sat and replayed), time %.1f s",
-		r.Obligations, strings.Join(proved, ", "), r.Failed, r.BrokenCaught, r.Broken, vac, r.VacuityOK, r.Vacuity, r.Elapsed.Seconds())
+	extra := ""
+	if m := r.Proof; m != nil {
+		extra += fmt.Sprintf(", proof steps %d/%d tied to obligations (obligations without a step %d)", m.Tied(), len(m.Steps), len(m.Unmapped))
+	}
+	if r.FiniteName != "" {
+		extra += fmt.Sprintf(", finite instance %s: %d/%d verdicts agree with the bounded inductive check (spec and %d/%d broken variants)",
+			r.FiniteName, r.FiniteAgree, r.FiniteObligations, max(r.FiniteSpecsAgree-1, 0), r.FiniteSpecs-1)
+	}
+	return fmt.Sprintf("tla-smt: obligations %d, %s, failed %d, broken variants caught %d/%d with a replayed counterexample, vacuity checks %s (%d/%d sat and replayed)%s, time %.1f s",
+		r.Obligations, strings.Join(proved, ", "), r.Failed, r.BrokenCaught, r.Broken, vac, r.VacuityOK, r.Vacuity, extra, r.Elapsed.Seconds())
 }
 
 // OK reports whether nothing failed.
 func (r *Report) OK() bool {
-	return r.Failed == 0 && r.BrokenCaught == r.Broken && r.VacuityOK == r.Vacuity && len(r.Failures) == 0
+	return r.Failed == 0 && r.BrokenCaught == r.Broken && r.VacuityOK == r.Vacuity && len(r.Failures) == 0 &&
+		(r.Proof == nil || r.Proof.OK()) && r.FiniteAgree == r.FiniteObligations && r.FiniteSpecsAgree == r.FiniteSpecs
 }
 
 func (c *RunConfig) logf(format string, args ...any) {
@@ -107,8 +130,22 @@ func Run(c RunConfig) (*Report, error) {
 	c.logf("translated %s: sorts %s, integer constants %s, %d variables, %d actions (%s), IndInv conjuncts %s, properties %s",
 		c.SpecPath, strings.Join(spec.Sorts, ", "), strings.Join(spec.IntConsts, ", "), len(spec.Vars), len(spec.Actions),
 		actionNames(spec), conjNames(spec.Conjuncts), conjNames(spec.Props))
+	if c.ProofPath != "" {
+		text, err := os.ReadFile(c.ProofPath)
+		if err != nil {
+			return nil, err
+		}
+		r.Proof = CheckProof(c.ProofPath, string(text), spec, obs)
+		for _, p := range r.Proof.Problems {
+			c.logf("FAILED proof text: %s", p)
+		}
+		c.logf("%s", r.Proof.Figure())
+	}
 	if err := c.proofs(r, obs); err != nil {
 		return nil, err
+	}
+	if c.FiniteConfig != "" {
+		c.finite(r, string(src))
 	}
 	c.vacuity(r, string(src), obs)
 	if c.BrokenDir != "" {
@@ -397,11 +434,17 @@ func (c *RunConfig) vacuity(r *Report, src string, obs []*Obligation) {
 	}
 }
 
-// broken checks every variant of BrokenDir against the table BrokenCases.
+// broken checks every variant of the spec in BrokenDir against the table BrokenCases.
 func (c *RunConfig) broken(r *Report) {
-	files, _ := filepath.Glob(filepath.Join(c.BrokenDir, "*.tla"))
+	files, err := Variants(c.BrokenDir, c.SpecPath)
+	if err != nil {
+		msg := fmt.Sprintf("FAILED broken variants: %v", err)
+		c.logf("%s", msg)
+		r.Failures = append(r.Failures, msg)
+		return
+	}
 	if len(files) == 0 {
-		msg := fmt.Sprintf("FAILED broken variants: no .tla file in %s", c.BrokenDir)
+		msg := fmt.Sprintf("FAILED broken variants: no broken copy of %s in %s", filepath.Base(c.SpecPath), c.BrokenDir)
 		c.logf("%s", msg)
 		r.Failures = append(r.Failures, msg)
 		return

@@ -28,6 +28,9 @@ type Options struct {
 	// PinConsts (finite mode) writes constant arrays as declared constants fixed at
 	// each index, for cvc5 (see constArr).
 	PinConsts bool
+	// Fixed gives integer constants a value, asserted as a hypothesis of every
+	// obligation (the finite instance of a config: MaxEpoch = 2); nil: symbolic.
+	Fixed map[string]int64
 }
 
 // DefaultOptions are the names SoundGate.tla uses.
@@ -41,6 +44,9 @@ type Param struct {
 	Sym  string // the SMT constant
 	t    *typ
 	set  val
+	// setNode is the set it is drawn from, as written in Next (the bounded
+	// cross-check evaluates it in tlacheck).
+	setNode *tlacheck.Node
 }
 
 // Action is one disjunct of Next.
@@ -266,7 +272,7 @@ func (s *Spec) actions() {
 					if set.t.elem == nil || !set.t.elem.complete() || set.t.elem.k == kSet || set.t.elem.k == kFun {
 						tr.refuse(b.Pos, "an action parameter %s that is not a scalar", nm)
 					}
-					a.Params = append(a.Params, Param{Name: nm, t: set.t.elem, set: set})
+					a.Params = append(a.Params, Param{Name: nm, t: set.t.elem, set: set, setNode: b.Set})
 					e = e.bind(nm, val{}) // placeholder, replaced below
 				}
 			}
@@ -512,6 +518,11 @@ func (s *Spec) build(group, name, expect string, a *Action, concl string, cn *tl
 	for i, f := range s.assumes {
 		hyp(fmt.Sprintf("ASSUME %d", i+1), f)
 	}
+	for _, c := range s.IntConsts {
+		if v, ok := s.o.Fixed[c]; ok {
+			hyp(fmt.Sprintf("%s = %d, the finite instance's value", c, v), fmt.Sprintf("(= %s %s)", c, intLit(v)))
+		}
+	}
 	if group == "init" || group == "vacuity" && a == nil {
 		hyp(s.o.Init, tr.formula(&tlacheck.Node{Kind: tlacheck.NIdent, Name: s.o.Init}, ctx{}))
 	}
@@ -608,6 +619,14 @@ func (s *Spec) preamble(primed bool) string {
 		}
 	}
 	return b.String()
+}
+
+// intLit is n as an SMT-LIB integer term.
+func intLit(n int64) string {
+	if n < 0 {
+		return fmt.Sprintf("(- %d)", -n)
+	}
+	return fmt.Sprintf("%d", n)
 }
 
 // sortedStrings returns a sorted copy.

@@ -6,8 +6,13 @@
 // the file system at a random operation (a write, fdatasync, create, rename, remove
 // or directory sync), keeping a random part of what was not yet durable. The check
 // after every crash: the log recovers without error, every record it replays is the
-// one appended at that LSN, the snapshot state is the state of exactly the records
-// it covers, and every acknowledged record is there.
+// one appended at that LSN and they follow the snapshot without a gap (WAL.tla's
+// NoInvention), the snapshot state is the state of exactly the records it covers, and
+// every acknowledged record is there (NoLoss).
+//
+// Each life is also an abstract trace (Event: append, write, sync, ack, snapshot,
+// directory sync, crash, recover, with their LSNs), handed to Config.Trace; package
+// internal/waltrace replays it against spec/tla/WAL.tla.
 //
 // One seed drives the workload and the crash points and is printed; goroutine
 // scheduling still varies between runs, so a seed reproduces a run's shape, not
@@ -40,6 +45,10 @@ type Config struct {
 	SegmentBytes  int64  // segment size (small, to exercise rollover)
 	SnapshotEvery int    // snapshot once this many records follow the last snapshot; 0: never
 	PayloadMax    int    // record payload size in bytes, drawn from [0, PayloadMax]
+	// Trace, if not nil, receives the abstract trace of each life once its crash is
+	// over (its recovery, its steps, its crash), and last the final recovery; an
+	// error stops the run.
+	Trace func(events []Event) error
 	// Logf, if not nil, receives a progress line now and then.
 	Logf func(format string, args ...any)
 }
@@ -113,11 +122,17 @@ func Run(cfg Config) (Result, error) {
 		rng:  rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
 		fsys: walfs.NewFaultFS(),
 		m:    &model{hashes: []uint64{0}},
+		rec:  &recorder{},
 	}
+	s.tfs = &tracedFS{fs: s.fsys, rec: s.rec}
 	for cycle := 1; cycle <= cfg.Cycles; cycle++ {
 		if err := s.life(cycle); err != nil {
-			return s.res, fmt.Errorf("crashsim: seed %d cycle %d: safety violation: %v", cfg.Seed, cycle, err)
+			return s.res, fmt.Errorf("crashsim: seed %d cycle %d: %v", cfg.Seed, cycle, err)
 		}
+	}
+	// The last crash is recovered and checked too.
+	if err := s.recoverOnly(); err != nil {
+		return s.res, fmt.Errorf("crashsim: seed %d after cycle %d: %v", cfg.Seed, cfg.Cycles, err)
 	}
 	s.res.Elapsed = time.Since(start)
 	return s.res, nil
@@ -129,25 +144,58 @@ type sim struct {
 	cfg  Config
 	rng  *rand.Rand
 	fsys *walfs.FaultFS
+	tfs  *tracedFS // fsys as the log sees it: the I/O steps of the trace
+	rec  *recorder
 	m    *model
 	res  Result
+}
+
+// open opens the log after a crash and checks what it recovered; the recovery
+// starts the trace of the life.
+func (s *sim) open() (*wal.Log, wal.LSN, error) {
+	s.fsys.Restart()
+	l, err := wal.Open(dir, wal.Options{FS: s.tfs, SegmentBytes: s.cfg.SegmentBytes})
+	if err != nil {
+		return nil, 0, fmt.Errorf("safety violation: recovery refused the log: %v; files: %s\nrecent file-system operations:\n  %s", err, listing(s.fsys), strings.Join(s.fsys.Trace(), "\n  "))
+	}
+	last, replay, err := s.checkRecovery(l)
+	if err != nil {
+		l.Close()
+		return nil, 0, fmt.Errorf("safety violation: %v", err)
+	}
+	s.rec.start(Event{Action: Recover, Replay: replay}, last)
+	return l, last, nil
+}
+
+// recoverOnly recovers and checks the log once more, and closes it.
+func (s *sim) recoverOnly() error {
+	l, _, err := s.open()
+	if err != nil {
+		return err
+	}
+	events, err := s.rec.finish(false) // the Open and its recovery alone
+	if err == nil && s.cfg.Trace != nil {
+		err = s.cfg.Trace(events)
+	}
+	return errors.Join(err, l.Close())
 }
 
 // life is one crash-and-recover cycle: open the log, check what it recovered, then
 // write until the crash.
 func (s *sim) life(cycle int) error {
-	s.fsys.Restart()
-	l, err := wal.Open(dir, wal.Options{FS: s.fsys, SegmentBytes: s.cfg.SegmentBytes})
+	l, last, err := s.open()
 	if err != nil {
-		return fmt.Errorf("recovery refused the log: %v; files: %s\nrecent file-system operations:\n  %s", err, listing(s.fsys), strings.Join(s.fsys.Trace(), "\n  "))
-	}
-	last, err := s.checkRecovery(l)
-	if err != nil {
-		l.Close()
 		return err
 	}
 	if err := s.runUntilCrash(l); err != nil {
-		return err
+		return fmt.Errorf("safety violation: %v", err)
+	}
+	events, err := s.rec.finish(true)
+	if err == nil && s.cfg.Trace != nil {
+		err = s.cfg.Trace(events)
+	}
+	if err != nil {
+		return fmt.Errorf("trace validation: %v", err)
 	}
 	s.res.Cycles++
 	s.res.Acked = s.m.acked.Load()
@@ -161,22 +209,27 @@ func (s *sim) life(cycle int) error {
 // checkRecovery checks what l recovered against the model (the snapshot, every
 // replayed record, every acknowledged record, the disk bound of compaction) and makes
 // the model forget the records the crash took, none of them acknowledged. It returns
-// the last recovered LSN.
-func (s *sim) checkRecovery(l *wal.Log) (wal.LSN, error) {
+// the last recovered LSN and what the replay gave.
+func (s *sim) checkRecovery(l *wal.Log) (wal.LSN, *Replay, error) {
 	if l.Stats().TornBytes > 0 {
 		s.res.TornTails++
 	}
-	snapLSN, err := s.replay(l)
+	replay, err := s.replay(l)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	last := l.Last()
+	snapLSN, last := replay.Snapshot, l.Last()
 	if snapLSN > last {
-		return 0, fmt.Errorf("snapshot %d after the last record %d", snapLSN, last)
+		return 0, nil, fmt.Errorf("snapshot %d after the last record %d", snapLSN, last)
 	}
+	if end := snapLSN + wal.LSN(len(replay.Records)); end != last {
+		return 0, nil, fmt.Errorf("replay ends at %d, the log's last record is %d", end, last)
+	}
+	// NoLoss: the records replayed follow the snapshot without a gap (replay checks
+	// it) up to last, so every acknowledged one is there when last reaches it.
 	acked := s.m.acked.Load()
 	if uint64(last) < acked {
-		return 0, fmt.Errorf("lost acknowledged records: recovered up to %d, acknowledged up to %d", last, acked)
+		return 0, nil, fmt.Errorf("lost acknowledged records: recovered up to %d, acknowledged up to %d", last, acked)
 	}
 	s.res.AckedChecked += acked
 	s.m.recs, s.m.hashes = s.m.recs[:last], s.m.hashes[:last+1]
@@ -184,10 +237,10 @@ func (s *sim) checkRecovery(l *wal.Log) (wal.LSN, error) {
 	s.res.MaxSegments = max(s.res.MaxSegments, n)
 	if snapLSN > 0 {
 		if bound := segmentBound(s.cfg, last-snapLSN); n > bound {
-			return 0, fmt.Errorf("compaction left %d segments for %d records after the snapshot at %d (bound %d)", n, last-snapLSN, snapLSN, bound)
+			return 0, nil, fmt.Errorf("compaction left %d segments for %d records after the snapshot at %d (bound %d)", n, last-snapLSN, snapLSN, bound)
 		}
 	}
-	return last, nil
+	return last, replay, nil
 }
 
 // segmentBound is the most segment files compaction may leave for records after the
@@ -200,13 +253,14 @@ func segmentBound(cfg Config, records wal.LSN) int {
 }
 
 // replay replays l and checks the snapshot's state and every record against the
-// model. It returns the snapshot's LSN, 0 if there is none.
-func (s *sim) replay(l *wal.Log) (wal.LSN, error) {
+// model (NoInvention: a prefix of what was appended, in order, each record the one
+// appended at its LSN). It returns what the replay gave.
+func (s *sim) replay(l *wal.Log) (*Replay, error) {
 	m := s.m
-	var snapLSN wal.LSN
-	next := wal.LSN(0)
+	r := &Replay{}
+	next := wal.LSN(1) // without a snapshot, the log starts at 1
 	err := l.Replay(func(upto wal.LSN, st []byte) error {
-		snapLSN = upto
+		r.Snapshot = upto
 		s.res.SnapshotLoads++
 		if int(upto) >= len(m.hashes) {
 			return fmt.Errorf("snapshot at %d beyond the %d records ever appended", upto, len(m.recs))
@@ -217,9 +271,6 @@ func (s *sim) replay(l *wal.Log) (wal.LSN, error) {
 		next = upto + 1
 		return nil
 	}, func(lsn wal.LSN, p []byte) error {
-		if next == 0 {
-			next = lsn
-		}
 		if lsn != next {
 			return fmt.Errorf("replayed lsn %d, want %d", lsn, next)
 		}
@@ -228,9 +279,10 @@ func (s *sim) replay(l *wal.Log) (wal.LSN, error) {
 			return fmt.Errorf("record %d is not the one appended", lsn)
 		}
 		s.res.RecordsChecked++
+		r.Records = append(r.Records, Record{LSN: lsn, Payload: Digest(p)})
 		return nil
 	})
-	return snapLSN, err
+	return r, err
 }
 
 // runUntilCrash runs the life's writers and snapshotter on l until the crash
@@ -291,6 +343,7 @@ func (s *sim) write(l *wal.Log, rng *rand.Rand, appended *atomic.Int64) error {
 				m.mu.Unlock()
 				return err
 			}
+			s.rec.add(Event{Action: Append, LSN: lsn, Payload: Digest(p)})
 		}
 		m.mu.Unlock()
 		if err == nil {
@@ -303,6 +356,7 @@ func (s *sim) write(l *wal.Log, rng *rand.Rand, appended *atomic.Int64) error {
 			return nil
 		}
 		m.ack(lsn)
+		s.rec.add(Event{Action: Ack, LSN: lsn})
 	}
 	return nil
 }
@@ -322,6 +376,7 @@ func (s *sim) snapshot(l *wal.Log, appended *atomic.Int64) error {
 		m.mu.Lock()
 		st := state(d, m.hashes[d])
 		m.mu.Unlock()
+		s.rec.setSnapshot(d)
 		if err := l.Snapshot(d, st); err != nil {
 			if !errors.Is(err, wal.ErrFailed) {
 				return fmt.Errorf("snapshot: unexpected error %w", err)
