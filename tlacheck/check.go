@@ -45,6 +45,16 @@ type Options struct {
 	// Workers > 1 expands that many states at once, level by level (parallel.go); the
 	// fingerprint mode only: the exact mode has one worker.
 	Workers int
+	// Checkpoint, in the fingerprint mode, is a folder to save the search to at the end
+	// of a level, at most every CheckpointEvery (0: DefaultCheckpointEvery; negative:
+	// every level), so that Recover can go on from it (checkpoint.go). Recover is such a
+	// folder to go on from instead of the initial states; later checkpoints go to it.
+	// CheckpointKey names what the run is of (the spec, the config and the options that
+	// change the state graph): Recover refuses a checkpoint with another key.
+	Checkpoint      string
+	CheckpointEvery time.Duration
+	Recover         string
+	CheckpointKey   string
 }
 
 // DefaultQueueBytes is the fingerprint mode's default memory for its queue.
@@ -77,18 +87,23 @@ type Result struct {
 	Collision        float64
 	FingerprintSlots int
 	QueueSpilled     int64 // bytes of compressed states the queue wrote to its file
+	// Recovered is the distinct states of the checkpoint the run went on from (0: none);
+	// Duration then includes the time before the checkpoint. Checkpoints counts those
+	// this run wrote.
+	Recovered   int
+	Checkpoints int
 }
 
 // explorer is the breadth-first search state. In the exact mode it keeps every
-// state: states[i] and depth[i] are state i's. In the fingerprint mode (fp set) the
-// states not yet expanded wait on queue, in index order, and fps[i] is state i's
-// fingerprint, from which trace finds it again. parent[i] is kept in both.
+// state: states[i], depth[i] and parent[i] are state i's. In the fingerprint mode (fp
+// set) the states not yet expanded wait on queue, in index order, and state i's
+// parent and fingerprint, from which trace finds it again, are in the trace file tr.
 type explorer struct {
 	s         *Spec
 	opts      Options
 	seen      map[string]uint32
 	fp        *fpSet
-	fps       []uint64
+	tr        *traceFile
 	queue     *stateQueue
 	maxDepth  uint16
 	states    [][]Value
@@ -338,7 +353,9 @@ func (e *explorer) add(st []Value, parent uint32, depth uint16) (uint32, bool, e
 		if err := e.queue.push(st, depth); err != nil {
 			return 0, false, err
 		}
-		e.fps = append(e.fps, fp)
+		if err := e.tr.add(parent, fp); err != nil {
+			return 0, false, err
+		}
 	} else {
 		if j, ok := e.seen[string(k)]; ok {
 			return j, false, nil
@@ -346,14 +363,28 @@ func (e *explorer) add(st []Value, parent uint32, depth uint16) (uint32, bool, e
 		e.seen[string(k)] = i
 		e.states = append(e.states, append([]Value(nil), st...))
 		e.depth = append(e.depth, depth)
+		e.parent = append(e.parent, parent)
 	}
-	e.parent = append(e.parent, parent)
 	e.maxDepth = max(e.maxDepth, depth)
 	return i, true, nil
 }
 
 // count is the number of distinct states found.
-func (e *explorer) count() int { return len(e.parent) }
+func (e *explorer) count() int {
+	if e.tr != nil {
+		return e.tr.n
+	}
+	return len(e.parent)
+}
+
+// parentOf returns the index of state i's parent (noParent for an initial state) and,
+// in the fingerprint mode, state i's fingerprint.
+func (e *explorer) parentOf(i uint32) (uint32, uint64, error) {
+	if e.tr != nil {
+		return e.tr.get(int(i))
+	}
+	return e.parent[i], 0, nil
+}
 
 // next returns state head, the next to expand, and its depth.
 func (e *explorer) next(head int) ([]Value, uint16, error) {
@@ -378,17 +409,43 @@ type search struct {
 	failErr      error         // an error met while enumerating
 	bad          int           // the first state found violating an invariant, or -1
 	badInv       string        // the invariant it violates
+	before       time.Duration // the search's time before the checkpoint it was recovered from
+	checkpoints  int           // checkpoints written
+	lastSaved    time.Time     // when the last checkpoint was written (or the run began)
 }
 
+// elapsed is the search's time so far, the time before a recovered checkpoint included.
+func (r *search) elapsed() time.Duration { return r.before + time.Since(r.start) }
+
 func (e *explorer) run() (*Result, error) {
-	if e.queue != nil {
-		defer e.queue.close()
-	}
 	r := &search{e: e, res: &Result{}, start: time.Now(), every: e.opts.ProgressEvery, bad: -1}
 	if r.every <= 0 {
 		r.every = 10 * time.Second
 	}
-	r.lastProgress = r.start
+	r.lastProgress, r.lastSaved = r.start, r.start
+	if e.queue == nil && (e.opts.Checkpoint != "" || e.opts.Recover != "") {
+		return nil, fmt.Errorf("%w: checkpoints are of the fingerprint mode's search", ErrCheckpoint)
+	}
+	if e.queue != nil {
+		defer e.queue.close()
+		defer func() { e.tr.close() }()
+		var err error
+		switch {
+		case e.opts.Recover != "":
+			head, err := r.recover()
+			if err != nil {
+				return nil, err
+			}
+			return r.exploreParallel(max(e.opts.Workers, 1), head)
+		case e.opts.Checkpoint != "":
+			e.tr, err = openCheckpointTrace(e.opts.Checkpoint)
+		default:
+			e.tr, err = newTraceFile(e.opts.QueueDir)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	if err := r.initial(); err != nil {
 		return nil, err
 	}
@@ -400,8 +457,8 @@ func (e *explorer) run() (*Result, error) {
 	if e.opts.Progress != nil {
 		fmt.Fprintf(e.opts.Progress, "Finished computing initial states: %d distinct state%s generated.\n", e.count(), plural(e.count()))
 	}
-	if e.queue != nil && e.opts.Workers > 1 {
-		return r.exploreParallel(e.opts.Workers)
+	if e.queue != nil && (e.opts.Workers > 1 || e.opts.Checkpoint != "") {
+		return r.exploreParallel(max(e.opts.Workers, 1), 0)
 	}
 	return r.explore()
 }
@@ -541,7 +598,7 @@ func (r *search) progressLine(head int, d uint16) {
 		return
 	}
 	r.lastProgress = time.Now()
-	el := time.Since(r.start).Seconds()
+	el := r.elapsed().Seconds()
 	fmt.Fprintf(e.opts.Progress, "Progress(%d) at %s: %d states generated (%.0f s/min), %d distinct states found (%.0f ds/min), %d states left on queue.\n",
 		d+1, r.lastProgress.UTC().Format("2006-01-02 15:04:05"), e.generat, float64(e.generat)/el*60, e.count(), float64(e.count())/el*60, e.count()-head-1)
 	if e.fp != nil {
@@ -557,8 +614,8 @@ func (e *explorer) fpProgress(perSecond float64) string {
 	if perSecond > 0 {
 		fills = "in about " + time.Duration(left/perSecond*float64(time.Second)).Round(time.Second).String() + " at this rate"
 	}
-	return fmt.Sprintf("tlacheck: fingerprint set %d of %d states (%.0f%%), full %s; queue %d states, %d bytes compressed in memory, %d in its file",
-		e.fp.len(), e.fp.max, 100*float64(e.fp.len())/float64(e.fp.max), fills, e.queue.len, e.queue.inMem, e.queue.fileEnd)
+	return fmt.Sprintf("tlacheck: fingerprint set %d of %d states (%.0f%%), full %s; queue %d states, %d bytes compressed in memory, %d in its file%s",
+		e.fp.len(), e.fp.max, 100*float64(e.fp.len())/float64(e.fp.max), fills, e.queue.len, e.queue.inMem, e.queue.fileEnd, residentNote(e.fp.len()))
 }
 
 // finish fills in the figures; head is how many states were expanded.
@@ -575,7 +632,8 @@ func (r *search) finish(head int) *Result {
 		res.Collision = collisionChance(res.Distinct, res.Generated)
 		res.QueueSpilled = e.queue.spilled
 	}
-	res.Duration = time.Since(r.start)
+	res.Checkpoints = r.checkpoints
+	res.Duration = r.elapsed()
 	return res
 }
 
@@ -590,11 +648,17 @@ func plural(n int) string {
 // the next-state action from each predecessor.
 func (e *explorer) trace(i int) ([]Step, error) {
 	var path []int
-	for j := uint32(i); j != noParent; j = e.parent[j] {
-		path = append(path, int(j))
+	var fps []uint64
+	for j := uint32(i); j != noParent; {
+		p, fp, err := e.parentOf(j)
+		if err != nil {
+			return nil, err
+		}
+		path, fps = append(path, int(j)), append(fps, fp)
+		j = p
 	}
 	if e.fp != nil {
-		return e.traceByFingerprints(path)
+		return e.traceByFingerprints(fps)
 	}
 	steps := make([]Step, len(path))
 	for k := range path {
@@ -622,14 +686,14 @@ func (e *explorer) trace(i int) ([]Step, error) {
 	return steps, nil
 }
 
-// traceByFingerprints rebuilds the states of path (state indices, last first) from
-// their fingerprints, as TLC does from its trace file: the initial state with the
-// first one, then each time the successor with the next, named by its action.
-func (e *explorer) traceByFingerprints(path []int) ([]Step, error) {
-	steps := make([]Step, 0, len(path))
+// traceByFingerprints rebuilds the states of a path from their fingerprints (last
+// first), as TLC does from its trace file: the initial state with the first one, then
+// each time the successor with the next, named by its action.
+func (e *explorer) traceByFingerprints(fps []uint64) ([]Step, error) {
+	steps := make([]Step, 0, len(fps))
 	var prev []Value
-	for k := len(path) - 1; k >= 0; k-- {
-		want := e.fps[path[k]]
+	for k := len(fps) - 1; k >= 0; k-- {
+		want := fps[k]
 		var found []Value
 		action := "Initial predicate"
 		match := func(st []Value) {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -408,9 +409,12 @@ func TestProgressLines(t *testing.T) {
 	if _, err := s.Check(Options{Progress: &b, ProgressEvery: time.Nanosecond, FingerprintBytes: fpSetMinBytes}); err != nil {
 		t.Fatal(err)
 	}
-	line := regexp.MustCompile(`(?m)^tlacheck: fingerprint set \d+ of 768 states \(\d+%\), full (in about \S+|never) at this rate; queue \d+ states, \d+ bytes compressed in memory, 0 in its file$`)
+	line := regexp.MustCompile(`(?m)^tlacheck: fingerprint set \d+ of 768 states \(\d+%\), full (in about \S+|never) at this rate; queue \d+ states, \d+ bytes compressed in memory, 0 in its file(; resident \d+ MiB, \d+ bytes per distinct state)?$`)
 	if !line.MatchString(b.String()) {
 		t.Errorf("no fingerprint progress line:\n%s", b.String())
+	}
+	if runtime.GOOS == "linux" && !strings.Contains(b.String(), " bytes per distinct state") {
+		t.Errorf("no resident size on Linux:\n%s", b.String())
 	}
 }
 

@@ -3,6 +3,7 @@ package tlacheck
 import (
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Workers (Options.Workers > 1, fingerprint mode): the search goes level by level.
@@ -104,8 +105,9 @@ func (w *explorer) expandBatch(b *batch, checkDeadlock bool) {
 }
 
 // exploreParallel is explore with n workers, level by level, at most 2n batches in
-// flight, merged in order.
-func (r *search) exploreParallel(n int) (*Result, error) {
+// flight, merged in order, from state from (a level's first: 0, or a checkpoint's);
+// at the end of a level it saves a checkpoint when one is due.
+func (r *search) exploreParallel(n int, from int) (*Result, error) {
 	e := r.e
 	checkDeadlock := e.s.Config.CheckDeadlock && !e.opts.NoDeadlock
 	jobs := make(chan *batch, 2*n)
@@ -129,7 +131,7 @@ func (r *search) exploreParallel(n int) (*Result, error) {
 			<-b.done
 		}
 	}
-	for head := 0; head < e.count(); {
+	for head := from; head < e.count(); {
 		end := e.count() // the queue holds exactly this level's states
 		for next := head; next < end || len(inflight) > 0; {
 			for next < end && len(inflight) < 2*n {
@@ -167,8 +169,28 @@ func (r *search) exploreParallel(n int) (*Result, error) {
 			r.progressLine(expanded-1, b.depth)
 		}
 		head = end
+		if head < e.count() && r.checkpointDue() {
+			if err := r.saveCheckpoint(head); err != nil {
+				return r.finish(head), err
+			}
+			r.lastSaved = time.Now()
+		}
 	}
 	return r.finish(e.count()), nil
+}
+
+// checkpointDue reports whether a checkpoint should be saved at this level's end.
+func (r *search) checkpointDue() bool {
+	every := r.e.opts.CheckpointEvery
+	switch {
+	case r.e.opts.Checkpoint == "":
+		return false
+	case every < 0:
+		return true
+	case every == 0:
+		every = DefaultCheckpointEvery
+	}
+	return time.Since(r.lastSaved) >= every
 }
 
 // merge appends the new states of b, expanded, to the queue, in the order found, and
@@ -184,8 +206,9 @@ func (r *search) merge(b *batch) (bool, error) {
 		if err := e.queue.pushRecord(f.rec); err != nil {
 			return true, err
 		}
-		e.fps = append(e.fps, f.fp)
-		e.parent = append(e.parent, f.parent)
+		if err := e.tr.add(f.parent, f.fp); err != nil {
+			return true, err
+		}
 		e.maxDepth = max(e.maxDepth, b.depth+1)
 		if f.violates != "" && r.bad < 0 {
 			r.bad, r.badInv = i, f.violates

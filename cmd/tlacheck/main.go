@@ -11,10 +11,12 @@
 // Other exit codes: 10 ASSUME violated, 75 evaluation error (among them a RECURSIVE
 // operator nested deeper than tlacheck.MaxRecursionDepth), 150 parse error,
 // 151 config error, 152 semantic error (names, arity), 153 unsupported construct,
-// 154 state limit reached, 2 usage.
+// 154 state limit reached, 155 a checkpoint that cannot be written or recovered, 2 usage.
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -42,6 +44,7 @@ const (
 	exitSemantic    = 152
 	exitUnsupported = 153
 	exitLimit       = 154
+	exitCheckpoint  = 155
 )
 
 // gcPercent trades memory for speed: the search allocates many short-lived values.
@@ -62,8 +65,8 @@ type options struct {
 	noDeadlock, inductive, quick                                  bool
 	maxStates, workers                                            int
 	fingerprintMiB, queueMiB                                      int64
-	queueDir                                                      string
-	progress                                                      time.Duration
+	queueDir, checkpoint, recoverDir, tlaPath                     string
+	progress, checkpointEvery                                     time.Duration
 }
 
 // newFlagSet declares tlacheck's flags, to be filled into o by Parse.
@@ -86,6 +89,9 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.workers, "workers", 1, "with -fingerprints: expand with this many workers, level by level (the figures of a complete run do not depend on it)")
 	fs.Int64Var(&o.queueMiB, "queue-mem", tlacheck.DefaultQueueBytes>>20, "with -fingerprints: MiB of compressed states the queue keeps in memory; beyond, they go to a file in -queue-dir")
 	fs.StringVar(&o.queueDir, "queue-dir", "", "with -fingerprints: the folder of the queue's file (default: the system's temporary folder)")
+	fs.StringVar(&o.checkpoint, "checkpoint", "", "with -fingerprints: save the search to this empty folder at the end of a level, at most every -checkpoint-every, to go on with -recover after the process dies")
+	fs.DurationVar(&o.checkpointEvery, "checkpoint-every", tlacheck.DefaultCheckpointEvery, "with -checkpoint: the least time between two checkpoints")
+	fs.StringVar(&o.recoverDir, "recover", "", "with -fingerprints of the same size: go on from the checkpoint in this folder (same spec, config and -deadlock); later checkpoints go to it")
 	fs.Int64Var(&o.fingerprintMiB, "fingerprints", 0, "keep seen states as 64-bit fingerprints in a set of this many MiB (the run stops if it fills), not whole; each summary line says the mode (0: exact)")
 	return fs
 }
@@ -99,6 +105,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.fingerprintMiB < 0 || o.queueMiB < 1 || o.workers < 1 || o.workers > 1 && o.fingerprintMiB == 0 ||
 		o.fingerprintMiB > 0 && (o.inductive || o.dump != "") {
 		fmt.Fprintln(stderr, "tlacheck: -fingerprints is a size in MiB, and for the model check only (not -inductive, not -dump-graph, which keep every state); -queue-mem is at least 1 MiB; -workers above 1 needs -fingerprints")
+		return exitUsage
+	}
+	if (o.checkpoint != "" || o.recoverDir != "") && (o.fingerprintMiB == 0 || o.all != "") || o.checkpoint != "" && o.recoverDir != "" || o.checkpointEvery <= 0 {
+		fmt.Fprintln(stderr, "tlacheck: -checkpoint and -recover need -fingerprints and one spec (not -all), one of them at a time (a recovered run checkpoints into its folder); -checkpoint-every is positive")
 		return exitUsage
 	}
 	if o.fingerprintMiB > 0 {
@@ -122,6 +132,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	tlaPath := fs.Arg(0)
+	o.tlaPath = tlaPath
 	if o.cfgPath == "" {
 		o.cfgPath = strings.TrimSuffix(tlaPath, ".tla") + ".cfg"
 	}
@@ -204,8 +215,17 @@ func runGraph(spec *tlacheck.Spec, o *options, name string, start time.Time, std
 // runCheck model-checks the spec and prints TLC's verdict and figures.
 func runCheck(spec *tlacheck.Spec, o *options, name string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "Computing initial states...")
-	res, err := spec.Check(tlacheck.Options{MaxStates: o.maxStates, Progress: stdout, ProgressEvery: o.progress, NoDeadlock: o.noDeadlock,
-		FingerprintBytes: o.fingerprintMiB << 20, QueueBytes: o.queueMiB << 20, QueueDir: o.queueDir, Workers: o.workers})
+	opts := tlacheck.Options{MaxStates: o.maxStates, Progress: stdout, ProgressEvery: o.progress, NoDeadlock: o.noDeadlock,
+		FingerprintBytes: o.fingerprintMiB << 20, QueueBytes: o.queueMiB << 20, QueueDir: o.queueDir, Workers: o.workers,
+		Checkpoint: o.checkpoint, CheckpointEvery: o.checkpointEvery, Recover: o.recoverDir}
+	if o.checkpoint != "" || o.recoverDir != "" {
+		key, err := checkpointKey(o)
+		if err != nil {
+			return fail(stdout, stderr, name, err)
+		}
+		opts.CheckpointKey = key
+	}
+	res, err := spec.Check(opts)
 	if err != nil && res == nil {
 		return fail(stdout, stderr, name, err)
 	}
@@ -238,7 +258,36 @@ func printFigures(stdout io.Writer, name string, res *tlacheck.Result, status st
 		rate = float64(res.Distinct) / secs
 	}
 	fmt.Fprintf(stdout, "Finished in %.2fs (%.0f distinct states/s, %.0f states generated/s).\n", secs, rate, float64(res.Generated)/max(secs, 1e-9))
-	fmt.Fprintf(stdout, "tla %s: %d generated, %d distinct, depth %d, %.1fs, %s, %s\n", name, res.Generated, res.Distinct, res.Depth, secs, modeOf(res), status)
+	fmt.Fprintf(stdout, "tla %s: %d generated, %d distinct, depth %d, %.1fs, %s%s, %s\n", name, res.Generated, res.Distinct, res.Depth, secs, modeOf(res), checkpointsOf(res), status)
+}
+
+// checkpointsOf says, for the summary line, what a run recovered and wrote.
+func checkpointsOf(res *tlacheck.Result) string {
+	s := ""
+	if res.Recovered > 0 {
+		s += fmt.Sprintf(", recovered from a checkpoint at %d distinct (the time includes the run before it)", res.Recovered)
+	}
+	if res.Checkpoints > 0 {
+		s += fmt.Sprintf(", %d checkpoint%s written", res.Checkpoints, plural(res.Checkpoints))
+	}
+	return s
+}
+
+// checkpointKey names what a checkpointed run is of: the contents of the spec's and the
+// config's files and the flags that change the search (a recovered run must be the
+// same run). Other modules the spec extends are not in it.
+func checkpointKey(o *options) (string, error) {
+	h := sha256.New()
+	for _, p := range []string{o.tlaPath, o.cfgPath} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%d:", len(b))
+		h.Write(b)
+	}
+	fmt.Fprintf(h, "deadlock=%t", o.noDeadlock)
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // modeOf names how the run kept the states it saw: exact, or fingerprints with the
@@ -282,6 +331,7 @@ var exitCodes = []struct {
 	{tlacheck.ErrUnsupported, exitUnsupported},
 	{tlacheck.ErrAssume, exitAssume},
 	{tlacheck.ErrLimit, exitLimit},
+	{tlacheck.ErrCheckpoint, exitCheckpoint},
 	{tlacheck.ErrEval, exitEval},
 }
 

@@ -47,6 +47,11 @@ func TestExitCodesAndSummary(t *testing.T) {
 		{"fingerprints with a graph", []string{"-fingerprints", "1", "-dump-graph", "x", td + "DieHard.tla"}, exitUsage, "", ""},
 		{"fingerprints negative", []string{"-fingerprints", "-1", td + "DieHard.tla"}, exitUsage, "", ""},
 		{"workers without fingerprints", []string{"-workers", "2", td + "DieHard.tla"}, exitUsage, "", ""},
+		{"checkpoint without fingerprints", []string{"-checkpoint", "x", td + "DieHard.tla"}, exitUsage, "", ""},
+		{"checkpoint and recover", []string{"-fingerprints", "1", "-checkpoint", "x", "-recover", "y", td + "DieHard.tla"}, exitUsage, "", ""},
+		{"checkpoint-every zero", []string{"-fingerprints", "1", "-checkpoint", "x", "-checkpoint-every", "0s", td + "DieHard.tla"}, exitUsage, "", ""},
+		{"recover from nothing", []string{"-fingerprints", "1", "-recover", "no-such-folder", "-config", td + "DieHard.cfg", td + "DieHard.tla"}, exitCheckpoint,
+			"tla DieHard: error (exit 155): tlacheck: checkpoint:", ""},
 		{"workers", []string{"-fingerprints", "1", "-workers", "2", "-config", td + "DieHard.cfg", td + "DieHard.tla"}, exitOK,
 			"tla DieHard: 97 generated, 16 distinct, depth 8,", "(breadth-first, 2 workers, states stored as 64-bit fingerprints in 1 MiB)"},
 	}
@@ -134,5 +139,29 @@ func TestAllModeChecksExpectations(t *testing.T) {
 	last := lines[len(lines)-1]
 	if code != exitOK || !strings.Contains(last, "MutexBug_quick 27/18/5") || !strings.Contains(last, "TLC comparison SKIPPED") || !strings.HasSuffix(last, "; ok") {
 		t.Fatalf("expected violation: exit %d, last line %q\n%s", code, last, out.String())
+	}
+}
+
+// TestCheckpointThenRecover: a run stopped past -max-states with -checkpoint, then
+// -recover, ends with the figures of a run never stopped, said on its summary line; a
+// recovery with another config is refused (exit 155).
+func TestCheckpointThenRecover(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ck")
+	spec := []string{"-config", td + "TwoPhase_big.cfg", td + "TwoPhase.tla"}
+	var out, errb bytes.Buffer
+	code := run(append([]string{"-fingerprints", "1", "-checkpoint", dir, "-checkpoint-every", "1ns", "-max-states", "4000"}, spec...), &out, &errb)
+	if code != exitLimit || !strings.Contains(out.String(), "checkpoints written, error:") {
+		t.Fatalf("the stopped run: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	code = run(append([]string{"-fingerprints", "1", "-recover", dir, "-checkpoint-every", "1ns"}, spec...), &out, &errb)
+	if code != exitOK || !strings.Contains(out.String(), "tla TwoPhase_big: 58146 generated, 8832 distinct, depth 17,") ||
+		!strings.Contains(out.String(), "recovered from a checkpoint at") {
+		t.Fatalf("the recovered run: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	code = run([]string{"-fingerprints", "1", "-recover", dir, "-config", td + "TwoPhase_symm.cfg", td + "TwoPhase.tla"}, &out, &errb)
+	if code != exitCheckpoint || !strings.Contains(out.String(), "a checkpoint of another spec, config or options") {
+		t.Fatalf("a recovery with another config: exit %d\n%s", code, out.String())
 	}
 }
