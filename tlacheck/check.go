@@ -149,13 +149,18 @@ func (s *Spec) newExplorer(opts Options) *explorer {
 
 // key returns the canonical encoding of st (the least over the symmetry group).
 // The encodings of the values st shares with the state being expanded (same
-// pointer: an unchanged variable) are taken from a cache.
+// pointer: an unchanged variable) are taken from a cache. An image is compared with
+// the least so far variable by variable and given up as soon as it is greater: the
+// result is the one a whole comparison of every image gives.
 func (e *explorer) key(st []Value) []byte {
 	n := len(st)
 	images := 1 + len(e.symm)
 	var best []byte
 	for j := 0; j < images; j++ {
 		buf := e.tmp[:0]
+		equal := j > 0 // buf is, so far, a prefix of best
+		done := 0      // bytes of buf known equal to best's
+		greater := false
 		for i, v := range st {
 			if e.expanding != nil && v == e.expanding[i] {
 				k := j*n + i
@@ -164,11 +169,28 @@ func (e *explorer) key(st []Value) []byte {
 					e.encOK[k] = true
 				}
 				buf = append(buf, e.enc[k]...)
+			} else {
+				buf = e.encodeImage(buf, v, j)
+			}
+			if !equal {
 				continue
 			}
-			buf = e.encodeImage(buf, v, j)
+			m := min(len(buf), len(best))
+			switch c := bytes.Compare(buf[done:m], best[done:m]); {
+			case c > 0 || c == 0 && len(buf) > len(best):
+				greater = true
+			case c < 0:
+				equal = false // less: the rest need not be compared
+			default:
+				done = m
+			}
+			if greater {
+				break
+			}
 		}
-		if j == 0 || bytes.Compare(buf, best) < 0 {
+		// a whole image equal to best, or a prefix of it (shorter: less), or less
+		less := !greater && (!equal || len(buf) < len(best))
+		if j == 0 || less {
 			e.tmp, e.buf = e.buf, buf
 			best = buf
 		} else {
