@@ -152,15 +152,22 @@ func (s *slowConn) Admit(ctx context.Context, run, key string, epoch uint64, gat
 	return s.Conn.Admit(ctx, run, key, epoch, gated, wait)
 }
 
-func newEnv(t testing.TB, o envOptions) *env {
+// startGate gives e a real gate, an operator, an approver and an agent on it, and the
+// open run.
+func (e *env) startGate(t testing.TB) {
 	t.Helper()
-	e := &env{t: t, world: &world{}, progress: make(chan *mcp.ProgressNotificationParams, 64), listChanged: make(chan struct{}, 8)}
 	e.gate = servertest.Start(t, servertest.Options{})
 	e.op = e.gate.Dial(t, servertest.OperatorToken)
 	e.approver = e.gate.Dial(t, servertest.ApproverToken)
 	e.agent = e.gate.Dial(t, servertest.AgentToken)
 	_, err := e.op.Open(context.Background(), run, 0)
 	require.NoError(t, err)
+}
+
+func newEnv(t testing.TB, o envOptions) *env {
+	t.Helper()
+	e := &env{t: t, world: &world{}, progress: make(chan *mcp.ProgressNotificationParams, 64), listChanged: make(chan struct{}, 8)}
+	e.startGate(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel

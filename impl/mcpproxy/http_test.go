@@ -10,7 +10,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/soundgate/soundgate/impl/core"
-	"github.com/soundgate/soundgate/impl/server/servertest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,12 +36,7 @@ type httpEnv struct {
 func newHTTPEnv(t *testing.T) *httpEnv {
 	t.Helper()
 	e := &env{t: t, world: &world{}}
-	e.gate = servertest.Start(t, servertest.Options{})
-	e.op = e.gate.Dial(t, servertest.OperatorToken)
-	e.approver = e.gate.Dial(t, servertest.ApproverToken)
-	e.agent = e.gate.Dial(t, servertest.AgentToken)
-	_, err := e.op.Open(context.Background(), run, 0)
-	require.NoError(t, err)
+	e.startGate(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	upServerT, upClientT := mcp.NewInMemoryTransports()
 	go upstreamServer(e.world, func() {}).Run(ctx, upServerT)
