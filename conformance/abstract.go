@@ -1,7 +1,10 @@
 package conformance
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/soundgate/soundgate/impl/core"
@@ -11,7 +14,10 @@ import (
 
 // Abstract maps the implementation's state to a model state over c's names: the
 // abstraction function of the refinement. History variables are left empty; compare
-// with Strip(s) of the model's state.
+// with Strip(s) of the model's state. What an approval says (core.Note: description,
+// args digest, the time it opened, the decision's reason) is left out on purpose:
+// the spec and the model have no notes, and no decision reads one, which the suite
+// shows by driving the core with notes (command) that the model never sees.
 func Abstract(c model.Config, g *core.Gate, runName func(string) core.RunID) model.State {
 	s := Strip(model.Init(c))
 	for i, r := range c.Runs {
@@ -32,6 +38,7 @@ func Abstract(c model.Config, g *core.Gate, runName func(string) core.RunID) mod
 			if j < 0 {
 				continue
 			}
+			// e.Note is not abstracted (see above)
 			run.Effects[j] = model.Effect{Status: effectStatus(e.Status), Epoch: int(e.Epoch), Gated: e.Gated,
 				Approved: e.Approved, Outcome: outcome(e.Outcome)}
 		}
@@ -104,7 +111,9 @@ func errCode(err error) string {
 }
 
 // command turns a model operation into the core's command over the given run name:
-// the model's action is the core's operation of the same name.
+// the model's action is the core's operation of the same name. Admits and decides of
+// every other key (noted) carry a note the model does not have: a description and an
+// args digest, a reason.
 func command(op model.Op, run core.RunID) core.Command {
 	o, ok := core.ParseOp(strings.ToLower(op.Action))
 	if !ok || o == core.OpStatus {
@@ -113,5 +122,27 @@ func command(op model.Op, run core.RunID) core.Command {
 	c := core.Command{Op: o, Run: run, Key: core.Key(op.Key), Epoch: uint64(max(op.Epoch, 0)), Gated: op.Gated, Upto: op.Upto}
 	c.Decision, _ = core.ParseDecision(op.Decision)
 	c.Outcome, _ = core.ParseOutcome(op.Outcome)
+	c.Description, c.ArgsDigest, c.Reason = note(op)
 	return c
 }
+
+// note is the opaque note command gives op: for an admit of a noted key a
+// description (with a line break and markup, which no decision reads either) and
+// the digest of its name, for a decide of one a reason; nothing otherwise.
+func note(op model.Op) (description, digest, reason string) {
+	if !noted(op.Key) {
+		return "", "", ""
+	}
+	switch op.Action {
+	case model.ActAdmit:
+		sum := sha256.Sum256([]byte(op.Run + "/" + op.Key))
+		return "effect " + op.Key + " of " + op.Run + "\n<b>" + strconv.Itoa(op.Epoch) + "</b>", "sha256:" + hex.EncodeToString(sum[:]), ""
+	case model.ActDecide:
+		return "", "", op.Decision + "d: " + op.Key
+	}
+	return "", "", ""
+}
+
+// noted reports whether key's admits and decides carry a note: every other key (its
+// last byte odd), so that both kinds meet in one run.
+func noted(key string) bool { return key != "" && key[len(key)-1]%2 == 1 }

@@ -78,11 +78,13 @@ func (w *WireImpl) Do(op model.Op) model.Answer {
 		if op.Epoch < 1 { // the wire refuses epoch 0 before the gate sees it
 			return model.Answer{Err: model.ErrInvalidArgument}
 		}
-		r, err := w.Agent.Admit(ctx, run, key, uint64(op.Epoch), client.AdmitOptions{Gated: op.Gated})
+		description, digest, _ := note(op)
+		r, err := w.Agent.Admit(ctx, run, key, uint64(op.Epoch), client.AdmitOptions{Gated: op.Gated, Description: description, ArgsDigest: digest})
 		rep.Err, rep.Admit = err, core.AdmitResult{Answer: r.Answer, Reason: r.Reason, Outcome: r.Outcome}
 	case model.ActDecide:
 		d, _ := core.ParseDecision(op.Decision)
-		r, err := w.Approver.Decide(ctx, run, key, d)
+		_, _, reason := note(op)
+		r, err := w.Approver.DecideWith(ctx, run, key, d, client.DecideOptions{Reason: reason})
 		rep.Err, rep.Decide = err, core.DecideResult{Repeat: r.Repeat}
 	case model.ActComplete:
 		o, _ := core.ParseOutcome(op.Outcome)

@@ -2,6 +2,8 @@ package fuzz
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -127,6 +129,9 @@ func FuzzRoundTrip(f *testing.F) {
 // buildRequest makes a request of the chosen method from the fuzzer's values, keeping
 // only the method's fields and folding numbers into their ranges, so that most inputs
 // are valid requests (strings may still be too long or not UTF-8: those are skipped).
+// choice's bit 1 adds a note's text (result as an admit's description or a decide's
+// reason) or a pending request's cursor (of run, key and timeoutMs as the time), its
+// bit 2 an admit's args digest (of token).
 func buildRequest(method uint8, idKind uint8, idInt int64, idStr string,
 	run, key string, epoch uint64, gated bool, waitMs, timeoutMs int64,
 	choice uint8, result, token string, version int64) proto.Request {
@@ -154,9 +159,19 @@ func buildRequest(method uint8, idKind uint8, idInt int64, idStr string,
 		req.Run, req.Key, req.Gated = core.RunID(run), core.Key(key), gated
 		req.Epoch = 1 + epoch%proto.IntMax
 		req.WaitMs = fold(waitMs, 0, proto.WaitMsMax)
+		if choice&2 != 0 {
+			req.Description = result
+		}
+		if choice&4 != 0 {
+			sum := sha256.Sum256([]byte(token))
+			req.ArgsDigest = "sha256:" + hex.EncodeToString(sum[:])
+		}
 	case proto.MethodDecide:
 		req.Run, req.Key = core.RunID(run), core.Key(key)
 		req.Decision = core.Approve + core.Decision(choice%2)
+		if choice&2 != 0 {
+			req.Reason = result
+		}
 	case proto.MethodComplete:
 		req.Run, req.Key, req.Result = core.RunID(run), core.Key(key), result
 		req.Outcome = core.OutcomeOK + core.Outcome(choice%2)
@@ -164,6 +179,13 @@ func buildRequest(method uint8, idKind uint8, idInt int64, idStr string,
 		req.Run = core.RunID(run)
 	case proto.MethodStatus:
 		req.Run, req.Key = core.RunID(run), core.Key(key)
+	case proto.MethodPending:
+		if waitMs != 0 {
+			req.Limit = fold(waitMs, 1, proto.PendingLimitMax)
+		}
+		if choice&2 != 0 {
+			req.Cursor = string(proto.AppendCursor(nil, core.InboxPos{Since: core.Time(timeoutMs), Run: core.RunID(run), Key: core.Key(key)}))
+		}
 	}
 	return req
 }

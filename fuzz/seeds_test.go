@@ -73,6 +73,13 @@ func answerSeeds() []seed {
 		"fence":                   &proto.FenceResult{Run: "r1", Epoch: 2},
 		"status": &proto.StatusResult{Run: "r1", Status: core.RunActive, Epoch: 1, Pending: []core.Key{"k1"},
 			Effect: &proto.EffectResult{Key: "k1", Status: core.EffectHeld, Epoch: 1, Gated: true}},
+		"status-note": &proto.StatusResult{Run: "r1", Status: core.RunActive, Epoch: 1,
+			Effect: &proto.EffectResult{Key: "k1", Status: core.EffectReleased, Epoch: 1, Gated: true, Approved: true,
+				SinceMs: 1796031595713, Description: "Wire 120 EUR\nto <ACME>", ArgsDigest: prototest.Digest, Reason: "checked"}},
+		"pending-empty": &proto.PendingResult{},
+		"pending-more": &proto.PendingResult{Approvals: []proto.PendingApproval{
+			{Run: "r1", Key: "wire", SinceMs: 1796031595713, AgeMs: 5000, Description: "Wire 120 EUR", ArgsDigest: prototest.Digest},
+			{Run: "r2", Key: "k\u202e"}}, More: true, Cursor: prototest.Cursor},
 	}
 	var out []seed
 	for name, r := range results {
@@ -145,7 +152,25 @@ func roundTripSeeds() []seed {
 		if r.Decision == core.Reject || r.Outcome == core.OutcomeFailed {
 			choice = 1
 		}
+		result, wait, run, key := r.Result, r.WaitMs, string(r.Run), string(r.Key)
 		epoch, version, timeout := r.Epoch, r.Version, r.TimeoutMs
+		if r.Description != "" || r.Reason != "" || r.Cursor != "" {
+			choice |= 2
+			result = r.Description + r.Reason
+		}
+		if r.ArgsDigest != "" {
+			choice |= 4
+		}
+		if r.Limit > 0 {
+			wait = r.Limit - 1
+		}
+		if r.Cursor != "" {
+			pos, err := proto.ParseCursor(r.Cursor)
+			if err != nil {
+				panic(err)
+			}
+			run, key, timeout = string(pos.Run), string(pos.Key), int64(pos.Since)+1
+		}
 		if epoch > 0 {
 			epoch--
 		}
@@ -158,9 +183,9 @@ func roundTripSeeds() []seed {
 		m := slices.Index(proto.Methods, r.Method)
 		out = append(out, seed{"valid-" + fileName(tc.Name), []string{
 			fmt.Sprintf("byte(%d)", m), fmt.Sprintf("byte(%d)", idKind), fmt.Sprintf("int64(%d)", r.ID.Int), stringArg(r.ID.Str),
-			stringArg(string(r.Run)), stringArg(string(r.Key)), fmt.Sprintf("uint64(%d)", epoch), "bool(" + strconv.FormatBool(r.Gated) + ")",
-			fmt.Sprintf("int64(%d)", r.WaitMs), fmt.Sprintf("int64(%d)", timeout), fmt.Sprintf("byte(%d)", choice),
-			stringArg(r.Result), stringArg(r.Token), fmt.Sprintf("int64(%d)", version),
+			stringArg(run), stringArg(key), fmt.Sprintf("uint64(%d)", epoch), "bool(" + strconv.FormatBool(r.Gated) + ")",
+			fmt.Sprintf("int64(%d)", wait), fmt.Sprintf("int64(%d)", timeout), fmt.Sprintf("byte(%d)", choice),
+			stringArg(result), stringArg(r.Token), fmt.Sprintf("int64(%d)", version),
 		}})
 	}
 	return out

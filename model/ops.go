@@ -22,7 +22,10 @@ const (
 var Actions = []string{ActOpen, ActAdmit, ActDecide, ActComplete, ActCancel, ActFence, ActTimeout, ActRetire}
 
 // Op is one operation: an action with its parameters. Fields an action does not take
-// are zero.
+// are zero. What an approval says (the core's Note: an admit's description and args
+// digest, a decide's reason, the time an approval opened) is left out on purpose: no
+// action of the spec reads it, so the model has none, and the conformance suite drives
+// the core with notes the model never sees (docs/contract.md, "What an approval says").
 type Op struct {
 	Action   string
 	Run      string

@@ -10,6 +10,12 @@ export declare const LINE_BYTES_MAX: number;
 export declare const WAIT_MS_MAX: number;
 /** RESULT_BYTES_MAX is the protocol's longest complete result, in bytes of UTF-8. */
 export declare const RESULT_BYTES_MAX: number;
+/** DESCRIPTION_BYTES_MAX bounds an admit's description and a decide's reason (UTF-8 bytes). */
+export declare const DESCRIPTION_BYTES_MAX: number;
+/** PENDING_LIMIT_MAX is the most approvals one pending page lists. */
+export declare const PENDING_LIMIT_MAX: number;
+/** argsDigest returns "sha256:" and the SHA-256 of `data` in lower-case hex: an admit's args digest. */
+export declare function argsDigest(data: string | Uint8Array): string;
 
 /** A role a token grants (docs/protocol.md, hello and roles). */
 export type Role = "agent" | "approver" | "operator";
@@ -155,7 +161,7 @@ export interface FenceResult {
   epoch: number;
 }
 
-/** One effect as status reports it. */
+/** One effect as status reports it; the last four are what its approval says. */
 export interface EffectStatusResult {
   key: string;
   status: EffectStatus;
@@ -164,6 +170,46 @@ export interface EffectStatusResult {
   approved?: boolean;
   outcome?: Outcome;
   result?: string;
+  /** When its approval became pending, on the gate's clock (ms since the Unix epoch). */
+  since_ms?: number;
+  description?: string;
+  args_digest?: string;
+  /** The reason of the decision on it. */
+  reason?: string;
+}
+
+/** One pending approval as pending lists it. */
+export interface PendingApproval {
+  run: string;
+  key: string;
+  /** When it became pending, on the gate's clock; absent when not known (then no age). */
+  since_ms?: number;
+  /** How long it has been pending, on the gate's clock. */
+  age_ms?: number;
+  description?: string;
+  args_digest?: string;
+}
+
+/** The result of pending: a page of the inbox, oldest first. */
+export interface PendingResult {
+  approvals: PendingApproval[];
+  /** More approvals follow: ask again with `cursor`. */
+  more: boolean;
+  cursor?: string;
+}
+
+/** pending's options. */
+export interface PendingOptions {
+  /** The most approvals to list (1..PENDING_LIMIT_MAX); default the gate's (100). */
+  limit?: number;
+  /** List after this place: the `cursor` of the page before. */
+  cursor?: string;
+}
+
+/** decide's options. */
+export interface DecideOptions {
+  /** Why: at most DESCRIPTION_BYTES_MAX bytes, no control character but tab and line feed. */
+  reason?: string;
 }
 
 /** The result of status; `effect` when a key was given. */
@@ -183,6 +229,10 @@ export interface AdmitOptions {
   gated?: boolean;
   /** Park on the gate up to this long (0..WAIT_MS_MAX) instead of answering held. */
   waitMs?: number;
+  /** What the effect would do, for the approver (kept with the approval a gated admit opens). */
+  description?: string;
+  /** A digest of its arguments: "sha256:" and 64 lower-case hex digits (argsDigest). */
+  argsDigest?: string;
 }
 
 /** admitWait's options. */
@@ -193,6 +243,8 @@ export interface AdmitWaitOptions {
   /** How long to keep asking in all; default 60000. */
   totalMs?: number;
   signal?: AbortSignalLike;
+  description?: string;
+  argsDigest?: string;
 }
 
 /** Client is one connection to the gate, made by connect. Calls may be pipelined. */
@@ -209,7 +261,9 @@ export declare class Client {
   /** admitWait asks like admit and asks again while the answer is held. */
   admitWait(run: string, key: string, epoch: number, options?: AdmitWaitOptions): Promise<AdmitAnswer>;
   /** decide approves or rejects the pending approval `key` of `run` (approver role). */
-  decide(run: string, key: string, decision: Decision): Promise<DecideResult>;
+  decide(run: string, key: string, decision: Decision, options?: DecideOptions): Promise<DecideResult>;
+  /** pending lists a page of the pending approvals the token may decide (approver, operator). */
+  pending(options?: PendingOptions): Promise<PendingResult>;
   /** complete records the outcome and result (0..RESULT_BYTES_MAX bytes) of an admitted effect. */
   complete(run: string, key: string, outcome?: Outcome, result?: string): Promise<CompleteResult>;
   /** cancel makes `run` cancelled (operator role). */

@@ -7,6 +7,7 @@
 // AdmitAnswer (admit | held | duplicate | denied with a reason); a refused
 // request rejects with a GateError whose `type` is the server's error name
 // (forbidden, unknown_run, bad_epoch, ...).
+import { createHash } from "node:crypto";
 import net from "node:net";
 
 /** PROTOCOL_VERSION is the wire protocol version this client speaks. */
@@ -15,6 +16,29 @@ export const PROTOCOL_VERSION = 1;
 export const LINE_BYTES_MAX = 64 * 1024;
 /** WAIT_MS_MAX is the longest wait_ms the server accepts for one admit. */
 export const WAIT_MS_MAX = 5 * 60 * 1000;
+/** DESCRIPTION_BYTES_MAX bounds an admit's description and a decide's reason (UTF-8 bytes). */
+export const DESCRIPTION_BYTES_MAX = 512;
+/** PENDING_LIMIT_MAX is the most approvals one pending page lists. */
+export const PENDING_LIMIT_MAX = 1000;
+const ARGS_DIGEST = /^(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})$/;
+
+// noteText checks a description or a reason as the gate does (docs/contract.md):
+// at most DESCRIPTION_BYTES_MAX bytes of UTF-8, no control character but tab and LF.
+function noteText(field, s) {
+  if (typeof s !== "string") throw new TypeError(`soundgate/client: ${field} must be a string`);
+  if (Buffer.byteLength(s, "utf8") > DESCRIPTION_BYTES_MAX) throw new TypeError(`soundgate/client: ${field} over ${DESCRIPTION_BYTES_MAX} bytes`);
+  // eslint-disable-next-line no-control-regex
+  const bad = s.search(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+  if (bad >= 0) throw new TypeError(`soundgate/client: ${field} holds a control character at index ${bad}`);
+  if (!s.isWellFormed()) throw new TypeError(`soundgate/client: ${field} holds a lone surrogate`);
+  return s;
+}
+
+/** argsDigest returns "sha256:" and the SHA-256 of `data` in lower-case hex: an admit's args digest. */
+export function argsDigest(data) {
+  return "sha256:" + createHash("sha256").update(data).digest("hex");
+}
+
 /** RESULT_BYTES_MAX is the protocol's longest complete result, in bytes of UTF-8 (docs/protocol.md, limits). */
 export const RESULT_BYTES_MAX = 16 * 1024;
 
@@ -166,14 +190,22 @@ export class Client {
   /**
    * admit asks to perform effect `key` of `run` now, at `epoch`. Options:
    * gated (the effect needs its own approval), waitMs (park on the gate up to
-   * this long instead of answering held at once). Resolves to an AdmitAnswer.
+   * this long instead of answering held at once), description and argsDigest
+   * (what the effect would do and a digest of its arguments, kept with the
+   * approval a gated admit opens, for the approver; they change no answer).
+   * Resolves to an AdmitAnswer.
    */
-  async admit(run, key, epoch, { gated = false, waitMs = 0 } = {}) {
+  async admit(run, key, epoch, { gated = false, waitMs = 0, description, argsDigest } = {}) {
     if (!Number.isSafeInteger(epoch) || epoch < 1) throw new TypeError("soundgate/client: epoch must be a positive integer");
     if (!Number.isSafeInteger(waitMs) || waitMs < 0 || waitMs > WAIT_MS_MAX) throw new TypeError(`soundgate/client: waitMs must be an integer in [0, ${WAIT_MS_MAX}]`);
     const params = { run, key, epoch };
     if (gated) params.gated = true;
     if (waitMs) params.wait_ms = waitMs;
+    if (description !== undefined && noteText("description", description)) params.description = description;
+    if (argsDigest !== undefined) {
+      if (typeof argsDigest !== "string" || !ARGS_DIGEST.test(argsDigest)) throw new TypeError('soundgate/client: argsDigest must be "sha256:" and 64 lower-case hex digits, or "sha512:" and 128');
+      params.args_digest = argsDigest;
+    }
     return new AdmitAnswer(await this._call("admit", params));
   }
 
@@ -182,19 +214,39 @@ export class Client {
    * waitMs per ask until `totalMs` has passed or `signal` aborts. It resolves
    * to the first answer that is not held, or to the last held answer.
    */
-  async admitWait(run, key, epoch, { gated = false, waitMs = 1000, totalMs = 60000, signal } = {}) {
+  async admitWait(run, key, epoch, { gated = false, waitMs = 1000, totalMs = 60000, signal, description, argsDigest } = {}) {
     const until = Date.now() + totalMs;
-    let a = await this.admit(run, key, epoch, { gated, waitMs: Math.min(waitMs, totalMs) });
+    let a = await this.admit(run, key, epoch, { gated, waitMs: Math.min(waitMs, totalMs), description, argsDigest });
     while (a.held && Date.now() < until && !signal?.aborted) {
       a = await this.admit(run, key, epoch, { waitMs: Math.max(1, Math.min(waitMs, until - Date.now())) });
     }
     return a;
   }
 
-  /** decide approves or rejects the pending approval `key` of `run` (approver role). */
-  decide(run, key, decision) {
+  /**
+   * decide approves or rejects the pending approval `key` of `run` (approver role);
+   * `reason` (the rule of a description) is kept with the effect, and status shows it.
+   */
+  decide(run, key, decision, { reason } = {}) {
     if (decision !== "approve" && decision !== "reject") throw new TypeError("soundgate/client: decision must be approve or reject");
-    return this._call("decide", { run, key, decision });
+    const params = { run, key, decision };
+    if (reason !== undefined && noteText("reason", reason)) params.reason = reason;
+    return this._call("decide", params);
+  }
+
+  /**
+   * pending lists a page of the pending approvals the token may decide, oldest
+   * first (approver and operator roles): {approvals, more, cursor?}. With more,
+   * the next page is pending({cursor}).
+   */
+  pending({ limit, cursor } = {}) {
+    const params = {};
+    if (limit !== undefined) {
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > PENDING_LIMIT_MAX) throw new TypeError(`soundgate/client: limit must be an integer in [1, ${PENDING_LIMIT_MAX}]`);
+      params.limit = limit;
+    }
+    if (cursor !== undefined) params.cursor = cursor;
+    return this._call("pending", params);
   }
 
   /** complete records the outcome ("ok" | "failed") and result of an admitted effect. */

@@ -107,6 +107,6 @@ func serveUnsafeMain(args []string) int {
 		return code
 	}
 	fmt.Fprintln(os.Stderr, "serve-unsafe: WARNING: this gate acknowledges before its log is written (negative control)")
-	g.serveUntil(sig)
+	g.serveUntil(sig, nil) // no roles reload: a negative control
 	return exitOK
 }

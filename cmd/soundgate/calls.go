@@ -204,6 +204,8 @@ func admitMain(args []string) int {
 	epoch := cf.fs.Uint64("epoch", 1, "the epoch the caller works at")
 	gated := cf.fs.Bool("gated", false, "the effect needs its own approval")
 	wait := cf.fs.Duration("wait", 0, "wait this long for a decision instead of answering held at once")
+	description := cf.fs.String("description", "", "what the effect would do, for the approver (kept with the approval a gated admit opens; at most 512 bytes)")
+	digest := cf.fs.String("args-digest", "", `a digest of the effect's arguments, "sha256:" and 64 lower-case hex digits`)
 	a, code := cf.parse(args, 2)
 	if code >= 0 {
 		return code
@@ -212,7 +214,7 @@ func admitMain(args []string) int {
 		*cf.timeout = *wait + time.Second
 	}
 	return cf.do(func(ctx context.Context, c *client.Client) (proto.Result, int, error) {
-		r, err := c.Admit(ctx, a[0], a[1], *epoch, client.AdmitOptions{Gated: *gated, Wait: *wait})
+		r, err := c.Admit(ctx, a[0], a[1], *epoch, client.AdmitOptions{Gated: *gated, Wait: *wait, Description: *description, ArgsDigest: *digest})
 		if err != nil {
 			return nil, 0, err
 		}
@@ -240,9 +242,10 @@ func admitMain(args []string) int {
 
 func decideMain(args []string) int {
 	cf := newCall("decide", "soundgate decide [flags] RUN KEY approve|reject", "Decides KEY's pending approval. Needs an approver token.")
+	reason := cf.fs.String("reason", "", "why, kept with the effect (status shows it; at most 512 bytes)")
 	return keyCall(cf, args, core.ParseDecision, "the decision is approve or reject",
 		func(ctx context.Context, c *client.Client, run, key string, d core.Decision) (proto.Result, int, error) {
-			r, err := c.Decide(ctx, run, key, d)
+			r, err := c.DecideWith(ctx, run, key, d, client.DecideOptions{Reason: *reason})
 			cf.show(err, "decided %s repeat=%t\n", r.Decision, r.Repeat)
 			return &r, exitOK, err
 		})
@@ -260,7 +263,7 @@ func completeMain(args []string) int {
 }
 
 func statusMain(args []string) int {
-	cf := newCall("status", "soundgate status [flags] RUN [KEY]", "Shows RUN (status, epoch, pending approvals) and effect KEY.")
+	cf := newCall("status", "soundgate status [flags] RUN [KEY]", "Shows RUN (status, epoch, pending approvals) and effect KEY (with what its approval says).")
 	a, code := cf.parse(args, 1, 2)
 	if code >= 0 {
 		return code
@@ -293,6 +296,12 @@ func statusMain(args []string) int {
 					fmt.Printf(" outcome=%s result=%q", e.Outcome, e.Result)
 				}
 				fmt.Println()
+				// the note's texts, each on a line of its own, escaped: none can forge a line
+				for _, t := range [...][2]string{{"description", e.Description}, {"args_digest", e.ArgsDigest}, {"reason", e.Reason}} {
+					if t[1] != "" {
+						fmt.Printf("%s: %s\n", t[0], shownText(t[1]))
+					}
+				}
 			}
 		}
 		return &r, exitOK, err

@@ -10,3 +10,12 @@ func shown(s string) string {
 	}
 	return proto.Shown(s)
 }
+
+// shownText is a text an agent or an approver wrote (a description, a reason) as the
+// commands print it (proto.ShownText), raw in the adversary_weak_display build.
+func shownText(s string) string {
+	if weakDisplay {
+		return s
+	}
+	return proto.ShownText(s)
+}

@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/soundgate/soundgate/impl/core"
@@ -35,6 +33,9 @@ type gateOptions struct {
 	// wrapLog, if set, puts a log of its own between the node and the real one
 	// (serve-unsafe's early acknowledgement).
 	wrapLog func(*wal.Log) node.Log
+
+	httpAddr             string // the HTTP listener of /metrics and /healthz ("": none)
+	httpAllowNonLoopback bool   // httpAddr may be other than a loopback IP
 }
 
 // gate is a started gate: the log, the node over it, the server, its listeners.
@@ -65,7 +66,7 @@ func startGate(o gateOptions) (*gate, int) {
 		return nil, fail(exitFailure, "%v", err)
 	}
 	g.srv, err = server.New(server.Config{Roles: rs, Node: g.node, Limits: o.server, Logger: o.logger,
-		Version: o.version, Goroutines: o.goroutines})
+		Version: o.version, Goroutines: o.goroutines, Metrics: o.httpAddr != "", Log: g.wlog})
 	if err != nil {
 		g.close()
 		return nil, fail(exitFailure, "%v", err)
@@ -77,6 +78,11 @@ func startGate(o gateOptions) (*gate, int) {
 	}
 	g.served = make(chan error, len(ls))
 	for _, l := range ls {
+		if l.web {
+			o.logger.Info("listening", "http", "http://"+l.Addr().String(), "serves", "/metrics /healthz")
+			go func() { g.served <- g.srv.ServeWeb(l) }()
+			continue
+		}
 		o.logger.Info("listening", "addr", l.Addr().String(), "admin", l.admin, "durability", g.durability(), "io", g.io())
 		serve := g.srv.Serve
 		if l.admin {
@@ -158,18 +164,20 @@ func (g *gate) openNode() (*node.Node, error) {
 }
 
 // listener is one of the gate's listeners; an admin one is for approvers and
-// operators only (server.ServeAdmin).
+// operators only (server.ServeAdmin), a web one is the HTTP listener
+// (server.ServeWeb).
 type listener struct {
 	net.Listener
-	admin bool
+	admin, web bool
 }
 
 func (g *gate) listen() ([]listener, error) {
 	var ls []listener
 	for _, a := range []struct {
 		network, addr string
-		admin         bool
-	}{{"tcp", g.o.listen, false}, {"unix", g.o.unix, false}, {"unix", g.o.adminUnix, true}} {
+		admin, web    bool
+	}{{"tcp", g.o.listen, false, false}, {"unix", g.o.unix, false, false}, {"unix", g.o.adminUnix, true, false},
+		{"tcp", g.o.httpAddr, false, true}} {
 		if a.addr == "" {
 			continue
 		}
@@ -193,7 +201,7 @@ func (g *gate) listen() ([]listener, error) {
 			}
 			return nil, fmt.Errorf("listen on %s: %v", a.addr, err)
 		}
-		ls = append(ls, listener{l, a.admin})
+		ls = append(ls, listener{l, a.admin, a.web})
 	}
 	return ls, nil
 }
@@ -224,13 +232,10 @@ func (g *gate) reloadRoles() {
 	g.o.logger.Error("roles reload refused; the roles stay as they were", "err", err)
 }
 
-// serveUntil serves until a signal or a failed listener, then shuts the gate down
-// and returns the exit code.
-func (g *gate) serveUntil(sig <-chan os.Signal) int {
+// serveUntil serves until a signal on sig or a failed listener, reloading the roles
+// at each signal on hup, then shuts the gate down and returns the exit code.
+func (g *gate) serveUntil(sig, hup <-chan os.Signal) int {
 	code := exitOK
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 wait:
 	for {
 		select {

@@ -60,9 +60,10 @@ func TestReadmeWalkthrough(t *testing.T) {
 	}{
 		{operator, []string{"open", "demo-1"}, "run demo-1 active epoch=1 created=true", 0},
 		{agent, []string{"admit", "demo-1", "send-email"}, "admit epoch=1", 0},
-		{agent, []string{"admit", "--gated", "demo-1", "wire-money"}, "held epoch=1", 3},
+		{agent, []string{"admit", "--gated", "--description", "Wire 120 EUR to ACME", "demo-1", "wire-money"}, "held epoch=1", 3},
 		{agent, []string{"decide", "demo-1", "wire-money", "approve"}, "soundgate: refused: forbidden: the agent role may not call decide", 5},
-		{approver, []string{"status", "demo-1", "wire-money"}, "run demo-1 active epoch=1 pending=[wire-money]\neffect wire-money held gated", 0},
+		{agent, []string{"pending"}, "soundgate: refused: forbidden: the agent role may not call pending", 5},
+		{approver, []string{"status", "demo-1", "wire-money"}, "run demo-1 active epoch=1 pending=[wire-money]\neffect wire-money held gated\ndescription: Wire 120 EUR to ACME", 0},
 		{agent, []string{"admit", "demo-1", "not-mine"}, "held epoch=1", 3},
 		{agent, []string{"admit", "other-run", "k"}, `soundgate: refused: forbidden: run "other-run" is outside the scope of token "demo-agent"`, 5},
 	}
@@ -71,6 +72,9 @@ func TestReadmeWalkthrough(t *testing.T) {
 		require.Equal(t, s.out, out, "soundgate %v", s.args)
 		require.Equal(t, s.code, code, "soundgate %v: exit code", s.args)
 	}
+	out, code := run(approver, "pending")
+	require.Regexp(t, `^demo-1 wire-money age=[0-9]+s Wire 120 EUR to ACME$`, out, "the approver's inbox")
+	require.Zero(t, code)
 
 	// The sibling waits; the approver's decision releases it.
 	type res struct {
@@ -86,7 +90,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 		out, _ := run(agent, "status", "demo-1", "delete-branch")
 		return strings.Contains(out, "effect delete-branch held")
 	}, 10*time.Second, 20*time.Millisecond)
-	out, code := run(approver, "decide", "demo-1", "wire-money", "approve")
+	out, code = run(approver, "decide", "--reason", "invoice checked", "demo-1", "wire-money", "approve")
 	require.Equal(t, "decided approve repeat=false", out)
 	require.Zero(t, code)
 	s := <-sibling

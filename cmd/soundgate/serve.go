@@ -42,6 +42,8 @@ func serveMain(args []string) int {
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:7433", "TCP address to listen on (empty: none)")
 	fs.StringVar(&o.unix, "unix", "", "Unix socket path to listen on (empty: none)")
 	fs.StringVar(&o.adminUnix, "admin-unix", "", "Unix socket path for approvers and operators only, with connections of its own, created mode 0600: where agents cannot open it, no agent can keep an operator from cancel (empty: none)")
+	fs.StringVar(&o.httpAddr, "http", "", "serve /metrics (Prometheus text format) and /healthz over HTTP on this address, a loopback IP:PORT such as 127.0.0.1:9733 (empty: none; docs/operations.md)")
+	fs.BoolVar(&o.httpAllowNonLoopback, "http-allow-non-loopback", false, "let --http listen on an address that is not a loopback IP (every interface, a LAN): anyone who reaches it reads the gate's metrics")
 	fs.StringVar(&o.roles, "roles", "", "roles file: tokens and what each may do (required; see docs/server.md)")
 	fs.BoolVar(&o.allowWeakTokens, "allow-weak-tokens", false, "accept short, repetitive or placeholder tokens in the roles file (the demo file's; for trying the gate out only)")
 	fs.StringVar(&o.data, "data", "soundgate-data", "directory of the write-ahead log")
@@ -81,6 +83,11 @@ func serveMain(args []string) int {
 	// still ends in an orderly shutdown.
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	// SIGHUP too: its default action ends the process, so one sent as soon as the gate
+	// says it listens (a supervisor's reload) must already find it caught.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	level := slog.LevelInfo
 	if *verbose {
 		level = slog.LevelDebug
@@ -94,7 +101,7 @@ func serveMain(args []string) int {
 	if g == nil {
 		return code
 	}
-	return g.serveUntil(sig)
+	return g.serveUntil(sig, hup)
 }
 
 // gcPercentDefault keeps the gate's resident size near its live heap: what the gate
@@ -163,6 +170,18 @@ func (o *gateOptions) check() error {
 	}
 	if o.listen == "" && o.unix == "" {
 		return fmt.Errorf("nothing to listen on: give --listen or --unix")
+	}
+	if o.httpAllowNonLoopback && o.httpAddr == "" {
+		return fmt.Errorf("--http-allow-non-loopback without --http: give the address it allows")
+	}
+	if o.httpAddr != "" {
+		if err := server.CheckHTTPAddr(o.httpAddr, o.httpAllowNonLoopback); err != nil {
+			hint := ""
+			if server.CheckHTTPAddr(o.httpAddr, true) == nil {
+				hint = "; give --http-allow-non-loopback too to mean it"
+			}
+			return fmt.Errorf("--http: %v%s", err, hint)
+		}
 	}
 	if o.retention < 0 {
 		return fmt.Errorf("--retention must not be negative (0: never retire)")

@@ -1,8 +1,8 @@
 package core
 
 // The state's memory budget (Limits.StateBytesMax): what StateBytes counts of a run
-// and of an effect is its id, key and result bytes and a share for the structures
-// that hold them, so that a state within the budget is within it in memory too, up to
+// and of an effect is its id, key, result and note bytes and a share for the
+// structures that hold them, so that a state within the budget is within it in memory too, up to
 // that share's accuracy (docs/server.md, "Limits").
 const (
 	runOverheadBytes    = 256 // a Run and its three maps, empty
@@ -12,7 +12,7 @@ const (
 func runBytes(id RunID) int64 { return int64(len(id)) + runOverheadBytes }
 
 func effectBytes(k Key, e Effect) int64 {
-	return int64(len(k)+len(e.Result)) + effectOverheadBytes
+	return int64(len(k)+len(e.Result)) + effectOverheadBytes + e.Note.bytes()
 }
 
 // StateBytes returns what the budget counts now: every run the gate holds and every

@@ -17,15 +17,30 @@ import (
 //	+---------+----+-----+-----+-------+-------+----------+---------+--------+----------+-----+------+
 //
 // upto is version 2's only: a Command without it is written as version 1, so that the
-// log of a gate that keeps no watermark reads as it always did.
+// log of a gate that keeps no watermark reads as it always did. A Command that
+// carries a note (an Admit's description or args digest, a Decide's reason; never a
+// Retire) is written as version 3, whose three strings follow now in place of upto:
+//
+//	+-----------+---- ... ----+-----+-------------+-------------+--------+
+//	| version 3 | op ... now  | now | description | args digest | reason |
+//	+-----------+---- ... ----+-----+-------------+-------------+--------+
+//
+// Every other Command keeps the bytes it always had, so that a log written before
+// notes existed replays as it did, and one written after without notes is read by an
+// older build.
 //
 // Checksums and framing are the log's business (impl/wal); this is the payload.
 
 const (
 	commandVersion = 2 // 2: upto follows now; 1 ends at now
+	// commandNoteVersion: a note's three strings follow now (no upto).
+	commandNoteVersion = 3
 	// snapshotVersion 2: the retired ids follow the count of runs (1 has none); 3: the
-	// watermark comes before them. A gate with no watermark writes version 2.
-	snapshotVersion = 3
+	// watermark comes before them (a gate with no watermark wrote version 2); 4: the
+	// watermark is always there ("": none), and each effect ends with its note (a
+	// byte 0, or 1 and the note: since, description, args digest, reason). A gate
+	// writes version 4; it reads every version.
+	snapshotVersion = 4
 )
 
 // ErrCodec reports bytes that do not decode to a Command or a snapshot.
@@ -34,7 +49,11 @@ var ErrCodec = errors.New("soundgate/core: malformed command or snapshot encodin
 // AppendCommand appends the encoding of c to buf.
 func AppendCommand(buf []byte, c Command) []byte {
 	version := uint64(1)
-	if c.Upto {
+	note := c.Description != "" || c.ArgsDigest != "" || c.Reason != ""
+	switch {
+	case note:
+		version = commandNoteVersion
+	case c.Upto:
 		version = commandVersion
 	}
 	buf = binary.AppendUvarint(buf, version)
@@ -46,7 +65,12 @@ func AppendCommand(buf []byte, c Command) []byte {
 	buf = appendString(buf, c.Result)
 	buf = binary.AppendUvarint(buf, uint64(c.Deadline))
 	buf = binary.AppendUvarint(buf, uint64(c.Now))
-	if c.Upto {
+	switch {
+	case note:
+		buf = appendString(buf, c.Description)
+		buf = appendString(buf, c.ArgsDigest)
+		buf = appendString(buf, c.Reason)
+	case c.Upto:
 		buf = append(buf, 1)
 	}
 	return buf
@@ -57,7 +81,7 @@ func DecodeCommand(b []byte) (Command, error) {
 	d := decoder{b: b}
 	var c Command
 	version := d.uvarint()
-	if version != 1 && version != commandVersion {
+	if version < 1 || version > commandNoteVersion {
 		return Command{}, ErrCodec
 	}
 	c.Op = Op(d.byte())
@@ -70,10 +94,16 @@ func DecodeCommand(b []byte) (Command, error) {
 	c.Result = d.string()
 	c.Deadline = Time(d.uvarint())
 	c.Now = Time(d.uvarint())
-	if version == commandVersion {
+	switch version {
+	case commandVersion:
 		// written only when set, and only on a Retire: any other byte is malformed
 		c.Upto = d.byte() == 1 && c.Op == OpRetire
 		d.err = d.err || !c.Upto
+	case commandNoteVersion:
+		// written only when a note is there, and only an admit or a decide has one
+		c.Description, c.ArgsDigest, c.Reason = d.string(), d.string(), d.string()
+		some := c.Description != "" || c.ArgsDigest != "" || c.Reason != ""
+		d.err = d.err || !some || (c.Op != OpAdmit && c.Op != OpDecide)
 	}
 	if d.err || len(d.b) != 0 || !logged(c.Op) {
 		return Command{}, ErrCodec
@@ -112,18 +142,11 @@ func (g *Gate) MarshalBinary() ([]byte, error) {
 }
 
 // appendSnapshotHeader appends the snapshot's version, its count of runs, its
-// watermark (version 3) and its count of retired ids, which the ids follow
-// (retiredCursor).
+// watermark and its count of retired ids, which the ids follow (retiredCursor).
 func appendSnapshotHeader(buf []byte, runs int, retired *retiredCursor) []byte {
-	if retired.upto == "" {
-		buf = binary.AppendUvarint(buf, 2)
-	} else {
-		buf = binary.AppendUvarint(buf, snapshotVersion)
-	}
+	buf = binary.AppendUvarint(buf, snapshotVersion)
 	buf = binary.AppendUvarint(buf, uint64(runs))
-	if retired.upto != "" {
-		buf = appendString(buf, string(retired.upto))
-	}
+	buf = appendString(buf, string(retired.upto))
 	return binary.AppendUvarint(buf, uint64(retired.left))
 }
 
@@ -226,7 +249,15 @@ func appendEffect(buf []byte, f frozenEffect) []byte {
 	buf = appendString(buf, string(f.key))
 	buf = append(buf, byte(e.Status), boolByte(e.Gated), boolByte(e.Approved), byte(e.Outcome), boolByte(f.pending))
 	buf = binary.AppendUvarint(buf, e.Epoch)
-	return appendString(buf, e.Result)
+	buf = appendString(buf, e.Result)
+	if e.Note == nil {
+		return append(buf, 0)
+	}
+	buf = append(buf, 1)
+	buf = binary.AppendUvarint(buf, uint64(e.Note.Since))
+	buf = appendString(buf, e.Note.Description)
+	buf = appendString(buf, e.Note.ArgsDigest)
+	return appendString(buf, e.Note.Reason)
 }
 
 // UnmarshalBinary replaces g's state with a snapshot made by MarshalBinary or a Cut
@@ -246,10 +277,13 @@ func (g *Gate) UnmarshalBinary(b []byte) error {
 		return ErrCodec
 	}
 	var upto RunID
-	if version >= 3 {
+	switch version {
+	case 3:
 		if upto = RunID(d.string()); upto == "" {
-			return ErrCodec // a gate with no watermark writes version 2
+			return ErrCodec // a gate with no watermark wrote version 2
 		}
+	case snapshotVersion:
+		upto = RunID(d.string())
 	}
 	var retired retiredSet
 	if version >= 2 && !d.readRetired(&retired, len(b)) {
@@ -263,7 +297,7 @@ func (g *Gate) UnmarshalBinary(b []byte) error {
 		run.Status = RunStatus(d.byte())
 		run.Epoch = d.uvarint()
 		run.Deadline = Time(d.uvarint())
-		if !d.readEffects(run, len(b)) {
+		if !d.readEffects(run, len(b), version >= snapshotVersion) {
 			return ErrCodec
 		}
 		if run.Status == RunNone || run.Status > RunTimedOut {
@@ -293,6 +327,12 @@ func (g *Gate) UnmarshalBinary(b []byte) error {
 		return 1
 	})
 	g.runs, g.order, g.deadlines, g.retired, g.upto, g.bytes = runs, order, deadlines, retired, upto, countBytes(runs)
+	g.asking = map[RunID]*Run{}
+	for id, run := range runs {
+		if len(run.pending) > 0 {
+			g.asking[id] = run
+		}
+	}
 	return nil
 }
 
@@ -316,8 +356,9 @@ func (d *decoder) readRetired(s *retiredSet, limit int) bool {
 	return true
 }
 
-// readEffects reads the effects of run, at most limit; false if one is malformed.
-func (d *decoder) readEffects(run *Run, limit int) bool {
+// readEffects reads the effects of run, at most limit, each with its note if notes;
+// false if one is malformed.
+func (d *decoder) readEffects(run *Run, limit int, notes bool) bool {
 	m := d.uvarint()
 	if m > uint64(limit) {
 		return false
@@ -331,6 +372,9 @@ func (d *decoder) readEffects(run *Run, limit int) bool {
 		pending := d.byte() == 1
 		e.Epoch = d.uvarint()
 		e.Result = d.string()
+		if notes && !d.readNote(&e) {
+			return false
+		}
 		if e.Status == EffectAbsent || e.Status > EffectRejected {
 			return false
 		}
@@ -346,6 +390,20 @@ func (d *decoder) readEffects(run *Run, limit int) bool {
 		}
 	}
 	return true
+}
+
+// readNote reads an effect's note (appendEffect) into e; false if it is malformed.
+func (d *decoder) readNote(e *Effect) bool {
+	switch d.byte() {
+	case 0:
+		return true
+	case 1:
+	default:
+		return false
+	}
+	n := &Note{Since: Time(d.uvarint()), Description: d.string(), ArgsDigest: d.string(), Reason: d.string()}
+	e.Note = n
+	return !d.err && n.check() == nil
 }
 
 func boolByte(b bool) byte {

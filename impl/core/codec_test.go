@@ -153,7 +153,32 @@ var snapshotOneEffect = []byte{
 	0, // result: empty
 }
 
-// Offsets into snapshotOneEffect: the run's status and epoch, and the effect's fields
+// snapshotOneEffectV4 is the same state as this build writes it (version 4): the
+// watermark always there (empty), and the effect's note at its end, since 0 (the
+// admit's Now), no texts.
+var snapshotOneEffectV4 = []byte{
+	4,      // snapshot version
+	1,      // runs
+	0,      // watermark: none
+	0,      // retired ids
+	1, 'r', // run id
+	1,      // run status: active
+	1,      // epoch
+	0,      // deadline: none
+	1,      // effects
+	1, 'k', // key
+	1,       // effect status: held
+	1, 0, 0, // gated, approved, outcome
+	1,       // pending
+	1,       // effect epoch
+	0,       // result: empty
+	1,       // a note
+	0,       // since
+	0, 0, 0, // description, args digest, reason: empty
+}
+
+// Offsets into snapshotOneEffect (version 2, which this build reads and no longer
+// writes): the run's status and epoch, and the effect's fields
 // from its status on, one byte each.
 const (
 	offRunStatus    = 5
@@ -181,7 +206,7 @@ func TestSnapshotRejectsCorruption(t *testing.T) {
 	require.Equal(t, core.AnswerHeld, res.Answer)
 	snap, err := g.MarshalBinary()
 	require.NoError(t, err)
-	require.Equal(t, snapshotOneEffect, snap, "the snapshot layout changed: update this test")
+	require.Equal(t, snapshotOneEffectV4, snap, "the snapshot layout changed: update this test")
 
 	patch := func(off int, v byte) []byte {
 		b := append([]byte(nil), snapshotOneEffect...)

@@ -58,8 +58,14 @@ func randomCommands(rng *rand.Rand, n int) []core.Command {
 			c.Op, c.Deadline = core.OpOpen, core.Time(rng.IntN(3)*n/2)
 		case 1, 2, 3, 4:
 			c.Op = core.OpAdmit
+			if rng.IntN(2) == 0 { // notes, which change no decision (note_test.go)
+				c.Description = fmt.Sprint("effect ", c.Key, " at ", i)
+			}
 		case 5, 6:
 			c.Op, c.Decision = core.OpDecide, core.Decision(1+rng.IntN(2))
+			if rng.IntN(2) == 0 {
+				c.Reason = fmt.Sprint("decided at ", i)
+			}
 		case 7:
 			c.Op, c.Outcome, c.Result = core.OpComplete, core.Outcome(1+rng.IntN(2)), fmt.Sprint(rng.IntN(2))
 		case 8:

@@ -31,10 +31,16 @@ func nextCommand(g *core.Gate, rng *rand.Rand, now core.Time) core.Command {
 		if rng.IntN(10) == 0 {
 			c.Epoch = uint64(1 + rng.IntN(3))
 		}
+		if rng.IntN(2) == 0 {
+			c.Description, c.ArgsDigest = fmt.Sprint("what ", now), digest
+		}
 	case p < 62:
 		c.Op, c.Decision = core.OpDecide, core.Decision(1+rng.IntN(2))
 		if len(v.Pending) > 0 {
 			c.Key = v.Pending[rng.IntN(len(v.Pending))]
+		}
+		if rng.IntN(2) == 0 {
+			c.Reason = fmt.Sprint("why ", now) // a new note: the cut keeps the one it saw
 		}
 	case p < 80:
 		c.Op, c.Outcome, c.Result = core.OpComplete, core.Outcome(1+rng.IntN(2)), fmt.Sprint(rng.IntN(2))

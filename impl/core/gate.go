@@ -20,6 +20,9 @@ type Effect struct {
 	// Outcome and Result are set once completed.
 	Outcome Outcome
 	Result  string
+	// Note is what the effect's approval says (note.go): set when a gated admit
+	// opened it, kept until the effect is absent again; never changed in place.
+	Note *Note
 }
 
 // Run is the state of one run. Runs are independent: no action on one run reads or
@@ -59,6 +62,7 @@ type Gate struct {
 	cut       *Cut             // the cut being taken, if any (cut.go)
 	cuts      uint64           // cuts begun so far
 	history   invariantHistory // the invariant tier's record of admits (invariants_on.go)
+	asking    map[RunID]*Run   // the runs with an approval pending, for Inbox (inbox.go)
 }
 
 // addRun makes run known to the gate.
@@ -71,7 +75,7 @@ func (g *Gate) addRun(run *Run) {
 
 // New returns an empty gate with the given limits.
 func New(l Limits) *Gate {
-	return &Gate{limits: l, runs: map[RunID]*Run{}}
+	return &Gate{limits: l, runs: map[RunID]*Run{}, asking: map[RunID]*Run{}}
 }
 
 // Limits returns the gate's limits.
@@ -87,6 +91,27 @@ func (g *Gate) Entries() int {
 	n := len(g.runs)
 	for _, run := range g.runs {
 		n += len(run.effects)
+	}
+	return n
+}
+
+// PendingOf returns how many approvals of run r are pending (0 for a run the gate
+// does not hold). A command changes the approvals of its own run only, so a shell
+// that wants the gate's total keeps it by the difference of PendingOf(c.Run)
+// across each Step, after one Pending at its start.
+func (g *Gate) PendingOf(r RunID) int {
+	if run, ok := g.runs[r]; ok {
+		return len(run.pending)
+	}
+	return 0
+}
+
+// Pending returns how many approvals are pending in every run. It costs one step
+// per run.
+func (g *Gate) Pending() int {
+	n := 0
+	for _, run := range g.runs {
+		n += len(run.pending)
 	}
 	return n
 }
@@ -210,11 +235,12 @@ func (g *Gate) isRetired(r RunID) bool {
 }
 
 // admit asks to perform effect k of run now, at epoch e; gated asks for k's own
-// approval first. These are the contract's steps 3-10, in its order
+// approval first, and the approval it opens keeps note, what the admit said of the
+// effect (no answer reads it). These are the contract's steps 3-10, in its order
 // (docs/contract.md); step 2, the deadline, is the Timeout that Step takes first.
 //
 //spec:action Admit pin=55c6e2ccbe67
-func (g *Gate) admit(run *Run, k Key, e uint64, gated bool) (AdmitResult, error) {
+func (g *Gate) admit(run *Run, k Key, e uint64, gated bool, note *Note) (AdmitResult, error) {
 	var res AdmitResult
 	switch {
 	case run.Status == RunCancelled:
@@ -250,6 +276,9 @@ func (g *Gate) admit(run *Run, k Key, e uint64, gated bool) (AdmitResult, error)
 	grow := int64(0) // what a new effect adds to the state's budget
 	if !exists {
 		grow = effectBytes(k, Effect{})
+		if gated {
+			grow += note.bytes()
+		}
 	}
 	if !g.fits(grow) {
 		return AdmitResult{}, ErrStateFull
@@ -259,7 +288,8 @@ func (g *Gate) admit(run *Run, k Key, e uint64, gated bool) (AdmitResult, error)
 			return AdmitResult{}, ErrTooManyPending
 		}
 		g.bytes += grow
-		run.effects[k] = Effect{Status: EffectHeld, Epoch: e, Gated: true}
+		kept := *note // a copy, made only here: an admit that opens nothing allocates nothing
+		run.effects[k] = Effect{Status: EffectHeld, Epoch: e, Gated: true, Note: &kept}
 		run.pending[k] = struct{}{}
 		run.open[k] = struct{}{}
 		res.Answer, res.Changed = AnswerHeld, true
@@ -277,7 +307,7 @@ func (g *Gate) admit(run *Run, k Key, e uint64, gated bool) (AdmitResult, error)
 	}
 	g.bytes += grow
 	run.admitted++
-	run.effects[k] = Effect{Status: EffectAdmitted, Approved: eff.Approved}
+	run.effects[k] = Effect{Status: EffectAdmitted, Approved: eff.Approved, Note: eff.Note}
 	delete(run.open, k)
 	res.Answer, res.Changed = AnswerAdmit, true
 	return res, nil
@@ -301,9 +331,10 @@ type DecideResult struct {
 // decide takes an approver's decision on k's pending approval. Reject covers the plan
 // the run was paused over: every held effect of r that is not an approved gated effect
 // becomes rejected. When no approval of r remains pending, its held effects are released.
+// The reason, if any, is kept in k's note; it changes nothing else.
 //
 //spec:action Decide pin=772e5a6a612d
-func (g *Gate) decide(r RunID, k Key, d Decision) (DecideResult, error) {
+func (g *Gate) decide(r RunID, k Key, d Decision, reason string) (DecideResult, error) {
 	if err := g.checkKey(r, k); err != nil {
 		return DecideResult{}, err
 	}
@@ -323,18 +354,28 @@ func (g *Gate) decide(r RunID, k Key, d Decision) (DecideResult, error) {
 		}
 		return DecideResult{}, ErrNotPending
 	}
+	note := run.effects[k].Note
+	decided := note.decided(reason)
+	grow := decided.bytes() - note.bytes()
+	if !g.fits(grow) {
+		return DecideResult{}, ErrStateFull // a decision without a reason adds nothing
+	}
+	g.bytes += grow
 	if d == Approve {
 		run.save(k)
 		delete(run.pending, k)
 		eff := run.effects[k]
-		eff.Approved = true
+		eff.Approved, eff.Note = true, decided
 		run.effects[k] = eff
 	} else {
 		for key := range run.open {
 			eff := run.effects[key]
 			if eff.Status == EffectHeld && !(eff.Gated && eff.Approved) && !(brokenP2 && !eff.Gated) {
 				run.save(key)
-				run.effects[key] = Effect{Status: EffectRejected}
+				if key == k {
+					eff.Note = decided
+				}
+				run.effects[key] = Effect{Status: EffectRejected, Note: eff.Note}
 				delete(run.open, key)
 				res.Rejected = append(res.Rejected, key)
 			}

@@ -32,6 +32,11 @@ func (g *Gate) CheckInvariants() error {
 			return err
 		}
 	}
+	for id, run := range g.asking {
+		if g.runs[id] != run || len(run.pending) == 0 {
+			return invariantf("run %q is in the inbox with %d approvals pending, known %t", id, len(run.pending), g.runs[id] == run)
+		}
+	}
 	return nil
 }
 
@@ -89,6 +94,9 @@ func (g *Gate) checkRunShape(run *Run) error {
 	case len(run.pending) > g.limits.PendingPerRunMax:
 		return invariantf("%d pending approvals, limit %d", len(run.pending), g.limits.PendingPerRunMax)
 	}
+	if _, listed := g.asking[run.ID]; listed != (len(run.pending) > 0) {
+		return invariantf("%d approvals pending, in the inbox %t", len(run.pending), listed)
+	}
 	for k := range run.open {
 		if !run.effects[k].Status.live() {
 			return invariantf("key %q is open but %s", k, run.effects[k].Status)
@@ -139,6 +147,13 @@ func checkEffect(run *Run, k Key, e Effect) error {
 		return invariantf("%s with outcome %q", e.Status, e.Outcome)
 	case e.Result != "" && e.Status != EffectCompleted:
 		return invariantf("%s with a result", e.Status)
+	case live && e.Note != nil && !e.Gated:
+		return invariantf("%s with a note but not gated", e.Status)
+	case pending && e.Note != nil && e.Note.Reason != "":
+		return invariantf("pending with a decision's reason")
+	}
+	if err := e.Note.check(); err != nil {
+		return invariantf("a note that does not pass: %v", err)
 	}
 	return nil
 }

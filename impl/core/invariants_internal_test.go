@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -34,6 +35,9 @@ func gateWith(l Limits, s RunStatus, e uint64, effects map[Key]Effect, pending .
 		run.pending[k] = struct{}{}
 	}
 	g.addRun(run)
+	if len(pending) > 0 {
+		g.asking[run.ID] = run
+	}
 	return g
 }
 
@@ -137,5 +141,33 @@ func TestInvariantsCatchBrokenRuns(t *testing.T) {
 	g.runs["r"].open["k"] = struct{}{}
 	if err := g.CheckInvariants(); !errors.Is(err, ErrInvariant) {
 		t.Errorf("an admitted effect in the open index: %v", err)
+	}
+}
+
+// TestInvariantsCatchAStaleInbox: the inbox lists exactly the runs the gate holds
+// that have an approval pending: a run listed that the gate does not hold, or one
+// listed with none pending, or one with one pending that is not listed, is refused.
+func TestInvariantsCatchAStaleInbox(t *testing.T) {
+	pendingGate := func() *Gate { return gateWith(DefaultLimits(), RunActive, 1, map[Key]Effect{"g": heldGated}, "g") }
+	g := pendingGate()
+	if err := g.CheckInvariants(); err != nil {
+		t.Fatalf("the fixture itself: %v", err)
+	}
+	stale := newRun("gone")
+	stale.pending["g"] = struct{}{}
+	g.asking["gone"] = stale
+	err := g.CheckInvariants()
+	if !errors.Is(err, ErrInvariant) || !strings.Contains(err.Error(), `run "gone" is in the inbox with 1 approvals pending, known false`) {
+		t.Errorf("a run the gate does not hold, in the inbox: %v", err)
+	}
+	g = pendingGate()
+	delete(g.asking, "r")
+	if err := g.CheckInvariants(); !errors.Is(err, ErrInvariant) {
+		t.Errorf("a run with an approval pending, not in the inbox: %v", err)
+	}
+	g = gateWith(DefaultLimits(), RunActive, 1, nil)
+	g.asking["r"] = g.runs["r"]
+	if err := g.CheckInvariants(); !errors.Is(err, ErrInvariant) {
+		t.Errorf("a run with no approval pending, in the inbox: %v", err)
 	}
 }

@@ -153,7 +153,9 @@ func TestRetireUptoMovesTheWatermark(t *testing.T) {
 	require.NoError(t, g.CheckInvariants())
 
 	snap := must(g.MarshalBinary())
-	require.Equal(t, []byte{3, 2, 5, 'r', 'u', 'n', '-', '4', 0}, snap[:9], "version 3, two runs, the watermark, no listed id")
+	require.Equal(t, []byte{4, 2, 5, 'r', 'u', 'n', '-', '4', 0}, snap[:9], "version 4, two runs, the watermark, no listed id")
+	v3 := append([]byte{3}, snap[1:]...) // the same bytes: its runs have no effects, so no notes
+	require.NoError(t, core.New(core.DefaultLimits()).UnmarshalBinary(v3), "version 3, as an older build wrote it")
 	h := core.New(core.DefaultLimits())
 	require.NoError(t, h.UnmarshalBinary(snap))
 	require.NoError(t, h.CheckInvariants())
@@ -370,30 +372,41 @@ func TestRetiredMaxDefault(t *testing.T) {
 	require.Equal(t, 67108864, core.DefaultLimits().RetiredMax)
 }
 
-// TestSnapshotVersionsBeyondAreRefused: a snapshot of a version before 1 or after 3
-// is malformed, even when its bytes would read as version 3's.
+// TestSnapshotVersionsBeyondAreRefused: a snapshot of a version before 1 or after 4
+// is malformed, even when its bytes would read as version 4's.
 func TestSnapshotVersionsBeyondAreRefused(t *testing.T) {
 	g := core.New(core.DefaultLimits())
 	_, _, err := retireUpto(g, "w")
 	require.NoError(t, err)
-	v3 := must(g.MarshalBinary())
-	require.Equal(t, byte(3), v3[0])
-	for _, version := range []byte{0, 4} {
-		bad := append([]byte{version}, v3[1:]...)
+	v4 := must(g.MarshalBinary())
+	require.Equal(t, byte(4), v4[0])
+	for _, version := range []byte{0, 5} {
+		bad := append([]byte{version}, v4[1:]...)
 		require.ErrorIs(t, core.New(core.DefaultLimits()).UnmarshalBinary(bad), core.ErrCodec, "version %d", version)
 	}
 }
 
-// TestSnapshotVersion1IsRead: a snapshot written before retirement (version 1, no
-// retired ids) is still read, as the same state.
+// TestSnapshotVersion1IsRead: snapshots written before retirement (version 1, no
+// retired ids) and before notes (version 2, no watermark, no notes) are still read,
+// as the same state: the held effect is pending, with no note, and this build writes
+// it as version 4 with none.
 func TestSnapshotVersion1IsRead(t *testing.T) {
-	g := runWith(t, func(g *core.Gate) { must(admit(g, "r", "k", 1, true, 0)) })
-	v2 := must(g.MarshalBinary())
-	require.Equal(t, []byte{2, 1, 0}, v2[:3], "version 2, one run, no retired id")
-	v1 := append([]byte{1, 1}, v2[3:]...)
-	h := core.New(core.DefaultLimits())
-	require.NoError(t, h.UnmarshalBinary(v1))
-	require.Equal(t, v2, must(h.MarshalBinary()))
+	run := []byte{1, 'r', 1, 1, 0, 1, 1, 'k', 1, 1, 0, 0, 1, 1, 0} // "r" active at 1, "k" held, gated, pending
+	v1 := append([]byte{1, 1}, run...)
+	v2 := append([]byte{2, 1, 0}, run...)
+	v4 := append(append([]byte{4, 1, 0, 0}, run...), 0)
+	for name, old := range map[string][]byte{"version 1": v1, "version 2": v2} {
+		h := core.New(core.DefaultLimits())
+		require.NoError(t, h.UnmarshalBinary(old), name)
+		require.Equal(t, v4, must(h.MarshalBinary()), name)
+		rv, e, err := h.Status("r", "k")
+		require.NoError(t, err)
+		require.Equal(t, []core.Key{"k"}, rv.Pending, name)
+		require.Nil(t, e.Note, name)
+		list, more := h.Inbox(core.InboxQuery{Limit: 10})
+		require.Equal(t, []core.Approval{{Run: "r", Key: "k"}}, list, "%s: in the inbox, since unknown", name)
+		require.False(t, more)
+	}
 }
 
 // TestAppendRetiredKeepsItsBudget: each AppendRetired appends budget ids (at least

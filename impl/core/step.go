@@ -42,6 +42,12 @@ type Command struct {
 	Deadline Time     // Open; 0: none
 	Now      Time     // Admit: the gate's clock when the request was decided
 	Upto     bool     // Retire: move the watermark up to Run instead of listing it
+
+	// What an approval says (note.go): kept with the approval a gated Admit opens,
+	// and with the decided effect; no decision reads them.
+	Description string // Admit: what the effect would do, for the approver
+	ArgsDigest  string // Admit: a digest of its arguments ("sha256:<hex>")
+	Reason      string // Decide: why
 }
 
 // Reply is the core's answer to one Command, and what the shell must do with it.
@@ -74,6 +80,9 @@ type Reply struct {
 // A shell calls it from one place (impl/node), and the log's replay with the same
 // commands rebuilds the same state.
 func (g *Gate) Step(c Command) Reply {
+	if err := c.checkNote(); err != nil {
+		return Reply{Err: err} // before anything: the state is as it was
+	}
 	if g.cut != nil && c.Op != OpStatus {
 		if run := g.runs[c.Run]; run != nil {
 			g.cut.touch(run)
@@ -85,9 +94,9 @@ func (g *Gate) Step(c Command) Reply {
 		rep.Open, rep.Err = g.open(c.Run, c.Deadline)
 		rep.Persist = rep.Open.Created
 	case OpAdmit:
-		rep = g.stepAdmit(c)
+		rep = g.stepAdmit(&c)
 	case OpDecide:
-		rep.Decide, rep.Err = g.decide(c.Run, c.Key, c.Decision)
+		rep.Decide, rep.Err = g.decide(c.Run, c.Key, c.Decision, c.Reason)
 		rep.Persist = rep.Err == nil && !rep.Decide.Repeat
 		rep.Wake = rep.Persist
 	case OpComplete:
@@ -117,6 +126,9 @@ func (g *Gate) Step(c Command) Reply {
 	if rep.Err != nil {
 		rep.Persist, rep.Wake = false, false
 	}
+	if rep.Persist {
+		g.listPending(c.Run) // a step that changed nothing opened or closed no approval
+	}
 	g.assertInvariants(c, rep)
 	return rep
 }
@@ -125,7 +137,7 @@ func (g *Gate) Step(c Command) Reply {
 // at c.Now, is the spec's Timeout of the run, taken first; the admit proper then
 // answers on the timed-out run (denied, timed_out). The log records the Admit alone,
 // and its replay at the same c.Now takes the same Timeout.
-func (g *Gate) stepAdmit(c Command) Reply {
+func (g *Gate) stepAdmit(c *Command) Reply {
 	run, err := g.admitTarget(c.Run, c.Key, c.Epoch)
 	if errors.Is(err, ErrRunRetired) {
 		return Reply{Admit: AdmitResult{Answer: AnswerDenied, Reason: ReasonRetired}}
@@ -138,7 +150,8 @@ func (g *Gate) stepAdmit(c Command) Reply {
 		g.timeOut(run)
 		rep.Persist, rep.Wake = true, true
 	}
-	rep.Admit, rep.Err = g.admit(run, c.Key, c.Epoch, c.Gated)
+	note := c.openNote()
+	rep.Admit, rep.Err = g.admit(run, c.Key, c.Epoch, c.Gated, &note)
 	if rep.Err != nil && rep.Persist {
 		// A timed-out run answers denied; an error here would drop a state change.
 		panic("soundgate/core: an admit refused after its run timed out")

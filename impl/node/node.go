@@ -100,6 +100,7 @@ type Node struct {
 	rec      []byte // scratch for encoding log records
 	waiters  map[core.RunID][]*waiter
 	nWaiters int
+	pending  int              // approvals pending in every run: gate.Pending(), kept by applyLocked
 	wakes    []core.RunID     // runs whose waiting admits are to be asked again
 	timer    *time.Timer      // the deadline timer (nil: none armed)
 	timerGen uint64           // its generation: a stale timer does nothing
@@ -131,7 +132,8 @@ func newNode(cfg Config, gate *core.Gate, last wal.LSN) *Node {
 	if cfg.WaitersMax <= 0 {
 		cfg.WaitersMax = WaitersMaxDefault
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger, now: cfg.Now, gate: gate, lastLSN: last, waiters: map[core.RunID][]*waiter{}}
+	n := &Node{cfg: cfg, log: cfg.Logger, now: cfg.Now, gate: gate, lastLSN: last, waiters: map[core.RunID][]*waiter{},
+		pending: gate.Pending()}
 	if n.log == nil {
 		n.log = slog.New(slog.DiscardHandler)
 	}
@@ -238,8 +240,10 @@ func (n *Node) applyLocked(c core.Command) (core.Reply, error) {
 	if err := n.refusalLocked(); err != nil {
 		return core.Reply{}, err
 	}
+	before := n.gate.PendingOf(c.Run) // a command changes its own run's approvals only
 	rep := n.gate.Step(c)
 	if rep.Persist {
+		n.pending += n.gate.PendingOf(c.Run) - before
 		err := n.appendLocked(c)
 		n.traceStepLocked(c, rep)
 		if err != nil {
@@ -322,6 +326,13 @@ func (n *Node) Failed() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.failed
+}
+
+// Pending returns how many approvals are pending now, in every run.
+func (n *Node) Pending() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.pending
 }
 
 // LastLSN returns the position of the last record the node appended or replayed.

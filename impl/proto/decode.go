@@ -383,36 +383,48 @@ const (
 	fDecision
 	fOutcome
 	fResult
+	fDescription
+	fArgsDigest
+	fReason
+	fLimit
+	fCursor
 	nFields
 )
 
-var fieldNames = [nFields]string{"version", "token", "run", "key", "epoch", "gated", "wait_ms", "timeout_ms", "decision", "outcome", "result"}
+var fieldNames = [nFields]string{"version", "token", "run", "key", "epoch", "gated", "wait_ms", "timeout_ms", "decision", "outcome", "result",
+	"description", "args_digest", "reason", "limit", "cursor"}
 
 const (
-	bit        = 1
-	bVersion   = bit << fVersion
-	bToken     = bit << fToken
-	bRun       = bit << fRun
-	bKey       = bit << fKey
-	bEpoch     = bit << fEpoch
-	bGated     = bit << fGated
-	bWaitMs    = bit << fWaitMs
-	bTimeoutMs = bit << fTimeoutMs
-	bDecision  = bit << fDecision
-	bOutcome   = bit << fOutcome
-	bResult    = bit << fResult
+	bit          = 1
+	bVersion     = bit << fVersion
+	bToken       = bit << fToken
+	bRun         = bit << fRun
+	bKey         = bit << fKey
+	bEpoch       = bit << fEpoch
+	bGated       = bit << fGated
+	bWaitMs      = bit << fWaitMs
+	bTimeoutMs   = bit << fTimeoutMs
+	bDecision    = bit << fDecision
+	bOutcome     = bit << fOutcome
+	bResult      = bit << fResult
+	bDescription = bit << fDescription
+	bArgsDigest  = bit << fArgsDigest
+	bReason      = bit << fReason
+	bLimit       = bit << fLimit
+	bCursor      = bit << fCursor
 )
 
 // methodFields gives, per method, the params members it allows and those it requires.
 var methodFields = [...]struct{ allowed, required uint16 }{
 	MethodHello:    {bVersion | bToken, bVersion | bToken},
 	MethodOpen:     {bRun | bTimeoutMs, bRun},
-	MethodAdmit:    {bRun | bKey | bEpoch | bGated | bWaitMs, bRun | bKey | bEpoch},
-	MethodDecide:   {bRun | bKey | bDecision, bRun | bKey | bDecision},
+	MethodAdmit:    {bRun | bKey | bEpoch | bGated | bWaitMs | bDescription | bArgsDigest, bRun | bKey | bEpoch},
+	MethodDecide:   {bRun | bKey | bDecision | bReason, bRun | bKey | bDecision},
 	MethodComplete: {bRun | bKey | bOutcome | bResult, bRun | bKey | bOutcome},
 	MethodCancel:   {bRun, bRun},
 	MethodFence:    {bRun, bRun},
 	MethodStatus:   {bRun | bKey, bRun},
+	MethodPending:  {bLimit | bCursor, 0},
 }
 
 // fieldRange gives the range lo..hi of each integer field's value and of each string
@@ -426,6 +438,12 @@ var fieldRange = [nFields]struct{ lo, hi int64 }{
 	fWaitMs:    {0, WaitMsMax},
 	fTimeoutMs: {1, TimeoutMsMax},
 	fResult:    {0, ResultBytesMax},
+	// The texts of a note, then checked by checkText.
+	fDescription: {0, DescriptionBytesMax},
+	fArgsDigest:  {1, ArgsDigestBytesMax},
+	fReason:      {0, ReasonBytesMax},
+	fLimit:       {1, PendingLimitMax},
+	fCursor:      {1, CursorBytesMax},
 }
 
 // paramNames are the fields' names as DecodeError.Field gives them.
@@ -643,7 +661,7 @@ func (d *Decoder) readParams(b []byte, req *Request, refs *[nFields]strRef) *Dec
 		v := b[vStart:vEnd]
 		lim := fieldRange[f]
 		switch f {
-		case fToken, fRun, fKey, fResult:
+		case fToken, fRun, fKey, fResult, fDescription, fArgsDigest, fReason, fCursor:
 			if v[0] != '"' {
 				return fault(ErrWrongType, paramNames[f], vStart, "must be a string")
 			}
@@ -651,8 +669,13 @@ func (d *Decoder) readParams(b []byte, req *Request, refs *[nFields]strRef) *Dec
 			if int64(r.n) < lim.lo || int64(r.n) > lim.hi {
 				return fault(ErrOutOfRange, paramNames[f], vStart, lengthDetail(lim.lo, lim.hi))
 			}
+			if f >= fDescription {
+				if err := checkText(f, string(d.scratch[r.off:r.off+r.n])); err != nil {
+					return fault(ErrOutOfRange, paramNames[f], vStart, err.Error())
+				}
+			}
 			refs[f] = r
-		case fVersion, fEpoch, fWaitMs, fTimeoutMs:
+		case fVersion, fEpoch, fWaitMs, fTimeoutMs, fLimit:
 			if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
 				return fault(ErrWrongType, paramNames[f], vStart, "must be an integer")
 			}
@@ -704,7 +727,26 @@ func (req *Request) setInt(f field, n int64) {
 		req.WaitMs = n
 	case fTimeoutMs:
 		req.TimeoutMs = n
+	case fLimit:
+		req.Limit = n
 	}
+}
+
+// checkText checks the value of a string field whose content has rules beyond its
+// length (a note's texts, a cursor): the error says why it is out of range.
+func checkText(f field, s string) error {
+	switch f {
+	case fDescription:
+		return core.CheckNoteText(s, DescriptionBytesMax)
+	case fArgsDigest:
+		return core.CheckArgsDigest(s)
+	case fReason:
+		return core.CheckNoteText(s, ReasonBytesMax)
+	case fCursor:
+		_, err := ParseCursor(s)
+		return err
+	}
+	return nil
 }
 
 // readChoice reads the value v of the decision or the outcome (f) into req.
@@ -745,6 +787,10 @@ func (d *Decoder) setStrings(req *Request, idRef strRef, refs *[nFields]strRef) 
 	req.Run = core.RunID(get(refs[fRun]))
 	req.Key = core.Key(get(refs[fKey]))
 	req.Result = get(refs[fResult])
+	req.Description = get(refs[fDescription])
+	req.ArgsDigest = get(refs[fArgsDigest])
+	req.Reason = get(refs[fReason])
+	req.Cursor = get(refs[fCursor])
 }
 
 // decodeString decodes the JSON string literal v into d.scratch.

@@ -34,10 +34,19 @@ func AppendRequest(dst []byte, req *Request) []byte {
 		if req.WaitMs != 0 {
 			dst = appendInt(dst, "wait_ms", req.WaitMs, false)
 		}
+		if req.Description != "" {
+			dst = appendStr(dst, "description", req.Description, false)
+		}
+		if req.ArgsDigest != "" {
+			dst = appendStr(dst, "args_digest", req.ArgsDigest, false)
+		}
 	case MethodDecide:
 		dst = appendStr(dst, "run", string(req.Run), true)
 		dst = appendStr(dst, "key", string(req.Key), false)
 		dst = appendStr(dst, "decision", req.Decision.String(), false)
+		if req.Reason != "" {
+			dst = appendStr(dst, "reason", req.Reason, false)
+		}
 	case MethodComplete:
 		dst = appendStr(dst, "run", string(req.Run), true)
 		dst = appendStr(dst, "key", string(req.Key), false)
@@ -51,6 +60,14 @@ func AppendRequest(dst []byte, req *Request) []byte {
 		dst = appendStr(dst, "run", string(req.Run), true)
 		if req.Key != "" {
 			dst = appendStr(dst, "key", string(req.Key), false)
+		}
+	case MethodPending:
+		first := true
+		if req.Limit != 0 {
+			dst, first = appendInt(dst, "limit", req.Limit, true), false
+		}
+		if req.Cursor != "" {
+			dst = appendStr(dst, "cursor", req.Cursor, first)
 		}
 	}
 	return append(dst, "}}\n"...)
@@ -114,7 +131,8 @@ func (req *Request) fieldsSet() (set uint16, de *DecodeError) {
 	strs := [...]struct {
 		f field
 		s string
-	}{{fToken, req.Token}, {fRun, string(req.Run)}, {fKey, string(req.Key)}, {fResult, req.Result}}
+	}{{fToken, req.Token}, {fRun, string(req.Run)}, {fKey, string(req.Key)}, {fResult, req.Result},
+		{fDescription, req.Description}, {fArgsDigest, req.ArgsDigest}, {fReason, req.Reason}, {fCursor, req.Cursor}}
 	for _, s := range strs {
 		if s.s == "" {
 			continue
@@ -122,6 +140,9 @@ func (req *Request) fieldsSet() (set uint16, de *DecodeError) {
 		set |= bit << s.f
 		if !inRange(s.f, int64(len(s.s))) || !validString(s.s) {
 			return set, req.outOfRange(s.f, lengthDetail)
+		}
+		if err := checkText(s.f, s.s); err != nil {
+			return set, req.invalid(ErrOutOfRange, paramNames[s.f], err.Error())
 		}
 	}
 	if req.Epoch != 0 {
@@ -136,7 +157,7 @@ func (req *Request) fieldsSet() (set uint16, de *DecodeError) {
 	for _, n := range [...]struct {
 		f field
 		v int64
-	}{{fWaitMs, req.WaitMs}, {fTimeoutMs, req.TimeoutMs}} {
+	}{{fWaitMs, req.WaitMs}, {fTimeoutMs, req.TimeoutMs}, {fLimit, req.Limit}} {
 		if n.v == 0 {
 			continue
 		}

@@ -35,4 +35,18 @@ const (
 	// NameBytesMax bounds how much of an offending member or method name an error
 	// repeats (DecodeError.Field).
 	NameBytesMax = 64
+	// DescriptionBytesMax is the longest description of an admit, in bytes
+	// (core.DescriptionBytesMax).
+	DescriptionBytesMax = 512
+	// ReasonBytesMax is the longest reason of a decide, in bytes (core.ReasonBytesMax).
+	ReasonBytesMax = 512
+	// ArgsDigestBytesMax is the longest args digest ("sha512:" and 128 hex digits).
+	ArgsDigestBytesMax = 135
+	// PendingLimitDefault is how many approvals a pending request lists without a limit.
+	PendingLimitDefault = 100
+	// PendingLimitMax is the most approvals one pending request lists; an answer is
+	// also cut to fit in LineBytesMax (the page then says more).
+	PendingLimitMax = 1000
+	// CursorBytesMax is the longest cursor of a pending request.
+	CursorBytesMax = 1024
 )

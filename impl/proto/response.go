@@ -28,6 +28,7 @@ var methodResults = [...]func() Result{
 	MethodCancel:   func() Result { return new(CancelResult) },
 	MethodFence:    func() Result { return new(FenceResult) },
 	MethodStatus:   func() Result { return new(StatusResult) },
+	MethodPending:  func() Result { return new(PendingResult) },
 }
 
 // NewResult returns a new zero result of the type that answers m, to read an answer
@@ -477,15 +478,21 @@ type StatusResult struct {
 
 // EffectResult is one effect as status reports it. Epoch, Gated and Approved are set
 // while the effect is held or released (Approved also after); Outcome and Result once
-// it is completed.
+// it is completed. SinceMs, Description, ArgsDigest and Reason are its approval's
+// note (core.Note), from the gated admit that opened it on, while the gate has the
+// effect.
 type EffectResult struct {
-	Key      core.Key
-	Status   core.EffectStatus
-	Epoch    uint64
-	Gated    bool
-	Approved bool
-	Outcome  core.Outcome
-	Result   string
+	Key         core.Key
+	Status      core.EffectStatus
+	Epoch       uint64
+	Gated       bool
+	Approved    bool
+	Outcome     core.Outcome
+	Result      string
+	SinceMs     core.Time // when its approval became pending, on the gate's clock; 0: unknown or none
+	Description string
+	ArgsDigest  string
+	Reason      string // the decider's
 }
 
 // AppendJSON appends r's JSON object to dst.
@@ -521,9 +528,28 @@ func (r *StatusResult) AppendJSON(dst []byte) []byte {
 		if e.Result != "" {
 			dst = appendStr(dst, "result", e.Result, false)
 		}
+		dst = appendNote(dst, e.SinceMs, e.Description, e.ArgsDigest)
+		if e.Reason != "" {
+			dst = appendStr(dst, "reason", e.Reason, false)
+		}
 		dst = append(dst, '}')
 	}
 	return append(dst, '}')
+}
+
+// appendNote appends the members of a note that are set: since_ms, description,
+// args_digest.
+func appendNote(dst []byte, since core.Time, description, digest string) []byte {
+	if since != 0 {
+		dst = appendInt(dst, "since_ms", int64(since), false)
+	}
+	if description != "" {
+		dst = appendStr(dst, "description", description, false)
+	}
+	if digest != "" {
+		dst = appendStr(dst, "args_digest", digest, false)
+	}
+	return dst
 }
 
 // UnmarshalJSON reads r from its JSON object.
@@ -540,6 +566,8 @@ func (r *StatusResult) UnmarshalJSON(b []byte) error {
 			Approved bool   `json:"approved"`
 			Outcome  string `json:"outcome"`
 			Result   string `json:"result"`
+			noteWire
+			Reason string `json:"reason"`
 		} `json:"effect"`
 	}
 	st, err := readRun(b, &w, &w.runWire)
@@ -555,12 +583,121 @@ func (r *StatusResult) UnmarshalJSON(b []byte) error {
 		if !ok && e.Status != "absent" {
 			return badName("effect.status", e.Status)
 		}
-		x.Effect = &EffectResult{Key: core.Key(e.Key), Status: es, Epoch: e.Epoch, Gated: e.Gated, Approved: e.Approved, Result: e.Result}
+		x.Effect = &EffectResult{Key: core.Key(e.Key), Status: es, Epoch: e.Epoch, Gated: e.Gated, Approved: e.Approved, Result: e.Result,
+			SinceMs: core.Time(e.SinceMs), Description: e.Description, ArgsDigest: e.ArgsDigest, Reason: e.Reason}
 		if e.Outcome != "" {
 			if x.Effect.Outcome, ok = core.ParseOutcome(e.Outcome); !ok {
 				return badName("effect.outcome", e.Outcome)
 			}
 		}
+	}
+	*r = x
+	return nil
+}
+
+// noteWire is the note part shared by status's effect and pending's approvals.
+type noteWire struct {
+	SinceMs     int64  `json:"since_ms"`
+	Description string `json:"description"`
+	ArgsDigest  string `json:"args_digest"`
+}
+
+// PendingResult answers pending: a page of the inbox, the pending approvals the
+// token may decide, oldest first.
+type PendingResult struct {
+	Approvals []PendingApproval // nil when none
+	// More: approvals follow the last one listed; ask again with Cursor.
+	More   bool
+	Cursor string // with More: where the next page begins (a pending request's cursor)
+}
+
+// PendingApproval is one pending approval as pending lists it.
+type PendingApproval struct {
+	Run         core.RunID
+	Key         core.Key
+	SinceMs     core.Time // when it became pending, on the gate's clock; 0: not known (then no age)
+	AgeMs       int64     // how long it has been pending, on the gate's clock, with SinceMs
+	Description string
+	ArgsDigest  string
+}
+
+// Pos returns a's place in the inbox's order.
+func (a *PendingApproval) Pos() core.InboxPos {
+	return core.InboxPos{Since: a.SinceMs, Run: a.Run, Key: a.Key}
+}
+
+// AppendJSON appends r's JSON object to dst.
+func (r *PendingResult) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"approvals":[`...)
+	for i := range r.Approvals {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = r.Approvals[i].appendJSON(dst)
+	}
+	dst = append(dst, ']')
+	dst = appendBool(dst, "more", r.More, false)
+	if r.Cursor != "" {
+		dst = appendStr(dst, "cursor", r.Cursor, false)
+	}
+	return append(dst, '}')
+}
+
+func (a *PendingApproval) appendJSON(dst []byte) []byte {
+	dst = append(dst, '{')
+	dst = appendStr(dst, "run", string(a.Run), true)
+	dst = appendStr(dst, "key", string(a.Key), false)
+	if a.SinceMs != 0 {
+		dst = appendInt(dst, "since_ms", int64(a.SinceMs), false)
+		dst = appendInt(dst, "age_ms", a.AgeMs, false)
+	}
+	dst = appendNote(dst, 0, a.Description, a.ArgsDigest)
+	return append(dst, '}')
+}
+
+// pendingTrailerBytes bounds what follows the approvals of a pending answer line:
+// `],"more":true,"cursor":"…"}}` with the longest cursor.
+const pendingTrailerBytes = 48 + (2*10+RunBytesMax+KeyBytesMax)*4/3 + 4
+
+// Fit cuts r's approvals to those an answer line with id holds in lineBytesMax bytes
+// (its LF not counted), at least one, and, when approvals follow the last one kept,
+// sets More and the Cursor of the next page. A server calls it on every page it
+// answers, so that no answer line is longer than a request line may be.
+func (r *PendingResult) Fit(id ID, lineBytesMax int) {
+	size := len(`{"jsonrpc":"2.0","id":`) + len(id.AppendJSON(nil)) + len(`,"result":{"approvals":[`) + pendingTrailerBytes
+	var scratch []byte
+	for i := range r.Approvals {
+		scratch = r.Approvals[i].appendJSON(scratch[:0])
+		if size += len(scratch) + 1; size > lineBytesMax && i > 0 {
+			r.Approvals, r.More = r.Approvals[:i], true
+			break
+		}
+	}
+	r.Cursor = ""
+	if r.More && len(r.Approvals) > 0 {
+		r.Cursor = string(AppendCursor(nil, r.Approvals[len(r.Approvals)-1].Pos()))
+	}
+}
+
+// UnmarshalJSON reads r from its JSON object.
+func (r *PendingResult) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Approvals []struct {
+			Run   string `json:"run"`
+			Key   string `json:"key"`
+			AgeMs int64  `json:"age_ms"`
+			noteWire
+		} `json:"approvals"`
+		More   bool   `json:"more"`
+		Cursor string `json:"cursor"`
+	}
+	if err := strictJSON(b, &w); err != nil {
+		return err
+	}
+	x := PendingResult{More: w.More, Cursor: w.Cursor}
+	for _, a := range w.Approvals {
+		x.Approvals = append(x.Approvals, PendingApproval{Run: core.RunID(a.Run), Key: core.Key(a.Key), SinceMs: core.Time(a.SinceMs),
+			AgeMs: a.AgeMs, Description: a.Description, ArgsDigest: a.ArgsDigest})
 	}
 	*r = x
 	return nil

@@ -20,12 +20,13 @@ const (
 	MethodCancel
 	MethodFence
 	MethodStatus
+	MethodPending
 )
 
-var methodNames = [...]string{"", "hello", "open", "admit", "decide", "complete", "cancel", "fence", "status"}
+var methodNames = [...]string{"", "hello", "open", "admit", "decide", "complete", "cancel", "fence", "status", "pending"}
 
 // Methods lists every method of the protocol, in the order of docs/protocol.md.
-var Methods = []Method{MethodHello, MethodOpen, MethodAdmit, MethodDecide, MethodComplete, MethodCancel, MethodFence, MethodStatus}
+var Methods = []Method{MethodHello, MethodOpen, MethodAdmit, MethodDecide, MethodComplete, MethodCancel, MethodFence, MethodStatus, MethodPending}
 
 // String returns the wire name of m ("admit", ...), or "invalid".
 func (m Method) String() string {
@@ -46,8 +47,9 @@ func ParseMethod(s string) (Method, bool) {
 }
 
 // methodOps gives each method the core operation it asks for; hello has none (the
-// server answers it itself), and no method asks for core.OpTimeout or core.OpRetire
-// (the gate's clock does).
+// server answers it itself), nor has pending (a read of the node's inbox, not a
+// step), and no method asks for core.OpTimeout or core.OpRetire (the gate's clock
+// does).
 var methodOps = [...]core.Op{
 	MethodOpen:     core.OpOpen,
 	MethodAdmit:    core.OpAdmit,
@@ -58,8 +60,9 @@ var methodOps = [...]core.Op{
 	MethodStatus:   core.OpStatus,
 }
 
-// Op returns the core operation m asks for. ok is false for MethodHello, which asks
-// the core for nothing, and for a value that is not a method.
+// Op returns the core operation m asks for. ok is false for MethodHello and
+// MethodPending, which ask the core for no operation, and for a value that is not a
+// method.
 func (m Method) Op() (op core.Op, ok bool) {
 	if int(m) >= len(methodOps) || methodOps[m] == 0 {
 		return 0, false
@@ -124,17 +127,19 @@ func (id ID) AppendJSON(dst []byte) []byte {
 // Request is one decoded request. Method says which fields are meaningful; the others
 // are zero. Optional fields absent from the line are zero too, and zero means absent:
 // no deadline (TimeoutMs 0), no wait (WaitMs 0), not gated, an empty result, no key in
-// a status request.
+// a status request, no description, digest or reason, the default limit and no
+// cursor in a pending request.
 //
 //	method    fields
 //	hello     Version, Token
 //	open      Run, TimeoutMs (optional)
-//	admit     Run, Key, Epoch, Gated (optional), WaitMs (optional)
-//	decide    Run, Key, Decision
+//	admit     Run, Key, Epoch, Gated, WaitMs, Description, ArgsDigest (the last four optional)
+//	decide    Run, Key, Decision, Reason (optional)
 //	complete  Run, Key, Outcome, Result (optional)
 //	cancel    Run
 //	fence     Run
 //	status    Run, Key (optional)
+//	pending   Limit (optional), Cursor (optional)
 type Request struct {
 	ID     ID
 	Method Method
@@ -153,6 +158,14 @@ type Request struct {
 	Decision core.Decision // decide
 	Outcome  core.Outcome  // complete
 	Result   string        // complete: the effect's result (0..ResultBytesMax bytes)
+
+	// What an approval says (core.Note): none of it changes a decision.
+	Description string // admit: what the effect would do (0..DescriptionBytesMax bytes, core.CheckNoteText)
+	ArgsDigest  string // admit: a digest of its arguments (core.CheckArgsDigest)
+	Reason      string // decide: why (0..ReasonBytesMax bytes, core.CheckNoteText)
+
+	Limit  int64  // pending: the most approvals to list (1..PendingLimitMax; 0: PendingLimitDefault)
+	Cursor string // pending: list after this place, the cursor of the page before (ParseCursor)
 }
 
 // Role is what a credential may do, as a hello answer names it.
@@ -160,7 +173,8 @@ type Role uint8
 
 // The roles. An agent works on the runs its token is scoped to (admit, complete,
 // status); only an approver decides; an operator opens and administers the runs its
-// token is scoped to (open, cancel, fence, status). The server's configuration
+// token is scoped to (open, cancel, fence, status); approvers and operators list the
+// pending approvals of their runs (pending). The server's configuration
 // assigns them to tokens (docs/server.md, "Roles file").
 const (
 	RoleNone Role = iota

@@ -97,6 +97,8 @@ func allowed(role proto.Role, m proto.Method) bool {
 		return role == proto.RoleApprover
 	case proto.MethodOpen, proto.MethodCancel, proto.MethodFence:
 		return role == proto.RoleOperator
+	case proto.MethodPending: // the inbox: who decides, and who runs the gate
+		return role == proto.RoleApprover || role == proto.RoleOperator
 	}
 	return false
 }

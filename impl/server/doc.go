@@ -23,6 +23,11 @@
 // Limits.WriteQueueMax answers wait for it, and dropped after WriteTimeout without
 // progress.
 //
+// ServeWeb (http.go) is the gate's HTTP listener, for operators and their tools:
+// /metrics in the Prometheus text format (metrics.go: the server counts the admit
+// answers release lets go, with an atomic add each; the rest is read when asked)
+// and /healthz. It changes nothing in the gate.
+//
 // The server holds no gate state: the node decides, logs, parks waiting admits,
 // fires deadlines and fails closed; its refusals become the wire's errors
 // (unavailable, overloaded, shutting_down).

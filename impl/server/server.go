@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"sync"
 	"time"
 
 	"github.com/soundgate/soundgate/impl/node"
 	"github.com/soundgate/soundgate/impl/proto"
+	"github.com/soundgate/soundgate/impl/wal"
 )
 
 // Config configures a Server.
@@ -24,6 +26,13 @@ type Config struct {
 	// Goroutines serves each connection with a reader and a writer goroutine instead
 	// of the event loop (Linux epoll, the default there). Other platforms always do.
 	Goroutines bool
+	// Metrics counts the answers the server sends, for the /metrics of ServeWeb
+	// (an atomic add per admit answered; off, nothing is counted and ServeWeb
+	// refuses to start).
+	Metrics bool
+	// Log is the node's write-ahead log, if it has one: /metrics reports its
+	// counters and histograms, /healthz its failure. Nil: in memory.
+	Log *wal.Log
 }
 
 // Server serves the gate's protocol. Create it with New, feed it listeners with Serve,
@@ -53,6 +62,9 @@ type Server struct {
 	waiters   map[[sha256.Size]byte]int // admits waiting at the node, by token
 
 	usage *usage // each token's runs and result bytes (quota.go)
+
+	metrics *serverMetrics            // nil unless Config.Metrics (metrics.go)
+	webs    map[*http.Server]struct{} // ServeWeb's, closed by Shutdown (under mu)
 }
 
 // Errors of New.
@@ -77,7 +89,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, node: cfg.Node, log: cfg.Logger, doneC: make(chan struct{}),
 		listeners: map[net.Listener]struct{}{}, sessions: map[*session]struct{}{}, perToken: map[[sha256.Size]byte]int{}, roles: cfg.Roles,
-		waiters: map[[sha256.Size]byte]int{}, usage: newUsage()}
+		waiters: map[[sha256.Size]byte]int{}, usage: newUsage(), webs: map[*http.Server]struct{}{}}
+	if cfg.Metrics {
+		s.metrics = &serverMetrics{}
+	}
 	cfg.Node.OnRetire(s.usage.retired)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -20,7 +20,8 @@ type answer struct {
 	id    proto.ID
 	line  []byte
 	after wal.LSN
-	close bool // close the connection after this answer
+	close bool      // close the connection after this answer
+	admit admitKind // an admit's answer, counted once sent (Config.Metrics)
 }
 
 // session is one client connection as the protocol sees it, whatever transport
@@ -147,6 +148,9 @@ func (ss *session) handle(req *proto.Request) (quit bool) {
 	case !allowed(ss.cred.Role, req.Method):
 		ss.s.refused.add(ss.s.log, proto.ErrForbidden.Type, "remote", ss.remote, "token_name", ss.cred.Name, "role", ss.cred.Role.String(), "method", req.Method.String())
 		return fail(fmt.Errorf("%w: the %s role may not call %s", proto.ErrForbidden, ss.cred.Role, req.Method), false)
+	case req.Method == proto.MethodPending: // of no one run: scoped by the token's runs (inbox.go)
+		ss.push(ss.inbox(req))
+		return false
 	case !ss.cred.Allows(req.Run):
 		ss.s.refused.add(ss.s.log, proto.ErrForbidden.Type, "remote", ss.remote, "token_name", ss.cred.Name, "method", req.Method.String(), "run", string(req.Run))
 		return fail(fmt.Errorf("%w: run %q is outside the scope of token %q", proto.ErrForbidden, req.Run, ss.cred.Name), false)
@@ -239,7 +243,8 @@ func (ss *session) request(req *proto.Request) (node.Request, bool) {
 		return node.Request{}, false
 	}
 	c := core.Command{Op: op, Run: req.Run, Key: req.Key, Epoch: req.Epoch, Gated: req.Gated,
-		Decision: req.Decision, Outcome: req.Outcome, Result: req.Result}
+		Decision: req.Decision, Outcome: req.Outcome, Result: req.Result,
+		Description: req.Description, ArgsDigest: req.ArgsDigest, Reason: req.Reason}
 	if op == core.OpOpen && req.TimeoutMs > 0 {
 		c.Deadline = ss.s.node.Now() + core.Time(req.TimeoutMs)
 	}
@@ -260,7 +265,11 @@ func encodeAnswer(id proto.ID, c core.Command, a node.Answer) answer {
 	if a.Err != nil {
 		return answer{id: id, line: proto.AppendError(buf, id, wireError(a.Err)), after: a.After}
 	}
-	return answer{id: id, line: proto.AppendResult(buf, id, result(c, a.Reply)), after: a.After}
+	kind := admitNone
+	if c.Op == core.OpAdmit {
+		kind = admitKindOf(a.Reply.Admit)
+	}
+	return answer{id: id, line: proto.AppendResult(buf, id, result(c, a.Reply)), after: a.After, admit: kind}
 }
 
 // wireError is the protocol's form of a node's refusal; the core's typed errors pass
@@ -302,6 +311,9 @@ func result(c core.Command, rep core.Reply) proto.Result {
 		e := rep.Effect
 		st.Effect = &proto.EffectResult{Key: e.Key, Status: e.Status, Epoch: e.Epoch, Gated: e.Gated,
 			Approved: e.Approved, Outcome: e.Outcome, Result: e.Result}
+		if n := e.Note; n != nil {
+			st.Effect.SinceMs, st.Effect.Description, st.Effect.ArgsDigest, st.Effect.Reason = n.Since, n.Description, n.ArgsDigest, n.Reason
+		}
 	}
 	return st
 }
@@ -322,6 +334,8 @@ func (s *Server) release(out []byte, as []answer) ([]byte, bool) {
 		line := a.line
 		if failed != nil && a.after > 0 && s.node.Durable(a.after) != nil {
 			line = proto.AppendError(nil, a.id, wireError(failed)) // never acknowledged
+		} else {
+			s.metrics.countSent(&a)
 		}
 		out = append(out, line...)
 		closeAfter = closeAfter || a.close

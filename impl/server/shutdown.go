@@ -4,9 +4,10 @@ import "context"
 
 // Shutdown stops the server gracefully: it stops accepting, stops the node (every
 // waiting admit and every request read from now on is refused with shutting_down),
-// sends every answer already decided (after it is durable), and closes the
-// connections. It returns when every transport goroutine has ended, or ctx's error if
-// they have not by then (the connections are then closed abruptly).
+// sends every answer already decided (after it is durable), closes the
+// connections, and then ServeWeb's listeners. It returns when every transport
+// goroutine has ended, or ctx's error if they have not by then (the connections are
+// then closed abruptly).
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closing {
@@ -26,6 +27,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	lp := s.loop
 	s.mu.Unlock()
+	// The HTTP listener closes last: /healthz says "shutting down" meanwhile.
+	defer s.closeWebs()
 
 	s.node.Stop()
 	for _, stop := range interrupts {

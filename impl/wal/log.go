@@ -7,7 +7,9 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/soundgate/soundgate/impl/metrics"
 	"github.com/soundgate/soundgate/impl/wal/walfs"
 )
 
@@ -51,6 +53,42 @@ type Stats struct {
 	Segments    int    // segment files on disk
 	SnapshotLSN LSN    // LSN of the current snapshot, 0 if none
 	TornBytes   int64  // bytes of a torn tail that Open truncated (0: clean tail)
+}
+
+// Histograms are distributions of the log since Open. They are atomics
+// (impl/metrics): reading them takes no lock, and the log updates them at the cost
+// of a clock reading and two atomic adds per fdatasync.
+type Histograms struct {
+	// Fdatasync is the seconds each fdatasync of a segment took: a group commit's,
+	// a full segment's before the next one starts, a new segment's header, the
+	// recovered tail's at Open. Not a snapshot's.
+	Fdatasync *metrics.Histogram
+	// CommitRecords is the records each group commit made durable: its count is the
+	// group commits (Stats.Syncs), its sum the records they made durable.
+	CommitRecords *metrics.Histogram
+	// Snapshot is the seconds from BeginSnapshot to the end of a Commit that
+	// succeeded: the state's writing (paced: it waits for its encoder and keeps to a
+	// fifth of the disk's time) and the compaction after it.
+	Snapshot *metrics.Histogram
+}
+
+// The histograms' upper bounds.
+var (
+	fdatasyncBounds = []time.Duration{25 * time.Microsecond, 50 * time.Microsecond, 100 * time.Microsecond,
+		250 * time.Microsecond, 500 * time.Microsecond, time.Millisecond, 2500 * time.Microsecond,
+		5 * time.Millisecond, 10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
+		100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond, time.Second,
+		2500 * time.Millisecond, 5 * time.Second, 10 * time.Second}
+	commitRecordsBounds = []int64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}
+	snapshotBounds      = []time.Duration{10 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond,
+		250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2500 * time.Millisecond, 5 * time.Second,
+		10 * time.Second, 25 * time.Second, 50 * time.Second, 100 * time.Second, 250 * time.Second, 500 * time.Second}
+)
+
+func newHistograms() Histograms {
+	return Histograms{Fdatasync: metrics.NewDurationHistogram(fdatasyncBounds...),
+		CommitRecords: metrics.NewHistogram(1, commitRecordsBounds...),
+		Snapshot:      metrics.NewDurationHistogram(snapshotBounds...)}
 }
 
 // position is an LSN of the log that is written under its mutex and read without
@@ -107,6 +145,7 @@ type Log struct {
 	snapLSN   LSN
 	snapState []byte // held until Replay
 	stats     Stats
+	hist      Histograms // set by open, then only read
 
 	file     walfs.File // active segment; used only by the committer (and Open/Close)
 	filePath string     // its path
@@ -174,7 +213,7 @@ func open(fsys walfs.FS, dir string, segBytes int64, lock io.Closer) (*Log, erro
 		nextCh:   make(chan struct{}),
 		segments: rec.segments, snapLSN: rec.snapLSN, snapState: rec.state, snapPath: rec.snapPath,
 		snapBytes: int64(snapshotHeaderBytes + len(rec.state)),
-		done:      make(chan struct{}), lock: lock, pendingMax: PendingBytesMax,
+		done:      make(chan struct{}), lock: lock, pendingMax: PendingBytesMax, hist: newHistograms(),
 	}
 	l.last.store(rec.lastLSN)
 	l.durable.store(rec.lastLSN)
@@ -199,7 +238,7 @@ func open(fsys walfs.FS, dir string, segBytes int64, lock io.Closer) (*Log, erro
 		l.file = f
 		l.writeOff = s.end
 		l.reserve(s.end)
-		if err := f.Sync(); err != nil {
+		if err := l.fdatasync(f); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("soundgate/wal: sync the recovered active segment: %w", err)
 		}
@@ -228,7 +267,7 @@ func (l *Log) createSegment(num uint64, firstLSN LSN) error {
 	l.file, l.filePath = f, p
 	l.writeOff, l.allocEnd = segmentHeaderBytes, 0
 	l.reserve(segmentHeaderBytes)
-	if err := f.Sync(); err != nil {
+	if err := l.fdatasync(f); err != nil {
 		f.Close()
 		l.file = nil
 		return &FailedError{Op: "fdatasync", Path: p, Err: err}
@@ -435,6 +474,9 @@ func (l *Log) Stats() Stats {
 	return s
 }
 
+// Histograms returns the log's distributions; reading them takes no lock.
+func (l *Log) Histograms() Histograms { return l.hist }
+
 // Close writes and syncs what was appended, stops the committer and closes the active
 // segment, after waiting for a Snapshot in progress. It returns the log's sticky
 // error if the log failed. Later calls to Append, WaitDurable and Snapshot return
@@ -568,6 +610,7 @@ func (l *Log) commitLocked() {
 	}
 	l.durable.store(last) // on disk, even if the log failed meanwhile (a snapshot's write)
 	l.stats.Syncs++
+	l.hist.CommitRecords.Observe(int64(last - batch[0].firstLSN + 1))
 	if l.syncCh != nil { // nil if fail closed it while we wrote
 		close(l.syncCh)
 		l.syncCh = nil
@@ -597,7 +640,7 @@ func (l *Log) writeBatch(batch []chunk) error {
 			if err := l.file.Truncate(size); err != nil {
 				return &FailedError{Op: "truncate", Path: path, Err: err}
 			}
-			if err := l.file.Sync(); err != nil {
+			if err := l.fdatasync(l.file); err != nil {
 				return &FailedError{Op: "fdatasync", Path: path, Err: err}
 			}
 			if err := l.file.Close(); err != nil {
@@ -627,9 +670,17 @@ func (l *Log) writeBatch(batch []chunk) error {
 		l.mu.Unlock()
 		failpoint(failpointAfterWrite)
 	}
-	if err := l.file.Sync(); err != nil {
+	if err := l.fdatasync(l.file); err != nil {
 		return &FailedError{Op: "fdatasync", Path: l.filePath, Err: err}
 	}
 	failpoint(failpointAfterSync)
 	return nil
+}
+
+// fdatasync syncs a segment file, and counts how long it took in Histograms.Fdatasync.
+func (l *Log) fdatasync(f walfs.File) error {
+	began := time.Now()
+	err := f.Sync()
+	l.hist.Fdatasync.ObserveDuration(time.Since(began))
+	return err
 }

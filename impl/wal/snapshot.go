@@ -58,13 +58,14 @@ func (l *Log) BeginSnapshot(upto LSN) (SnapshotWriter, error) {
 
 // beginSnapshot is BeginSnapshot under l.snapMu, which a writer it returns keeps.
 func (l *Log) beginSnapshot(upto LSN) (*snapshotWriter, error) {
+	began := time.Now()
 	if err := l.snapshotAllowed(upto); err != nil {
 		return nil, err
 	}
 	if err := l.WaitDurable(context.Background(), upto); err != nil {
 		return nil, err
 	}
-	w := &snapshotWriter{l: l, upto: upto, final: walfs.Join(l.dir, snapshotName(upto))}
+	w := &snapshotWriter{l: l, upto: upto, final: walfs.Join(l.dir, snapshotName(upto)), began: began}
 	w.tmp = w.final + tmpSuffix
 	f, err := l.fs.Create(w.tmp)
 	if err != nil {
@@ -120,6 +121,7 @@ type snapshotWriter struct {
 	synced     int64         // of which fdatasync has returned
 	busy       time.Duration // spent writing the bytes not yet synced
 	ended      bool
+	began      time.Time // when BeginSnapshot began it (Histograms.Snapshot)
 }
 
 func (w *snapshotWriter) Write(p []byte) (int, error) {
@@ -176,7 +178,11 @@ func (w *snapshotWriter) Commit() error {
 		return w.failed(err)
 	}
 	defer w.end() // compaction too is done before the next snapshot, or Close
-	return w.l.compact(w.upto, w.final, snapshotHeaderBytes+w.n)
+	if err := w.l.compact(w.upto, w.final, snapshotHeaderBytes+w.n); err != nil {
+		return err
+	}
+	w.l.hist.Snapshot.ObserveDuration(time.Since(w.began))
+	return nil
 }
 
 // writeFile completes the temporary file with its header and puts it in place.

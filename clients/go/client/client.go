@@ -30,6 +30,8 @@ package client
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,7 +51,8 @@ import (
 var ErrClosed = errors.New("soundgate/client: connection closed")
 
 // ErrNotUTF8 is returned, wrapped with the field's name ("run", "key", "result",
-// "token"), by a call given a string that is not valid UTF-8. Nothing is sent.
+// "token", "description", "args_digest", "reason", "cursor"), by a call given a
+// string that is not valid UTF-8. Nothing is sent.
 var ErrNotUTF8 = errors.New("soundgate/client: not valid UTF-8")
 
 // ErrRequestTooLarge is returned by a call whose encoded request line would exceed
@@ -193,7 +196,8 @@ func (c *Client) fail(err error) {
 func checkUTF8(req *proto.Request) error {
 	for _, f := range [...]struct {
 		name, v string
-	}{{"token", req.Token}, {"run", string(req.Run)}, {"key", string(req.Key)}, {"result", req.Result}} {
+	}{{"token", req.Token}, {"run", string(req.Run)}, {"key", string(req.Key)}, {"result", req.Result},
+		{"description", req.Description}, {"args_digest", req.ArgsDigest}, {"reason", req.Reason}, {"cursor", req.Cursor}} {
 		if !utf8.ValidString(f.v) {
 			return fmt.Errorf("%w: %s", ErrNotUTF8, f.name)
 		}
@@ -365,6 +369,21 @@ func (c *Client) Open(ctx context.Context, run string, timeout time.Duration) (p
 type AdmitOptions struct {
 	Gated bool          // the effect needs its own approval
 	Wait  time.Duration // wait (bounded by the gate: at most proto.WaitMsMax ms) instead of answering held at once
+	// Description says what the effect would do, for the approver (at most
+	// proto.DescriptionBytesMax bytes; no control character but tab and line feed).
+	// The gate keeps it with the approval a gated admit opens; it changes no answer.
+	Description string
+	// ArgsDigest is a digest of the effect's arguments, "sha256:" and 64 lower-case
+	// hexadecimal digits (ArgsDigest computes one), kept with the description.
+	ArgsDigest string
+}
+
+// ArgsDigest returns the args digest of b: "sha256:" and the SHA-256 of b in
+// lower-case hexadecimal. Hash the effect's arguments in a canonical encoding (the
+// JSON a tool call carries, say), so that the approver can check them.
+func ArgsDigest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // waitMs is the wait_ms of an admit that waits up to d: whole milliseconds, a positive
@@ -387,7 +406,7 @@ func waitMs(d time.Duration) int64 {
 func (c *Client) Admit(ctx context.Context, run, key string, epoch uint64, o AdmitOptions) (proto.AdmitResult, error) {
 	var res proto.AdmitResult
 	err := c.call(ctx, &proto.Request{Method: proto.MethodAdmit, Run: core.RunID(run), Key: core.Key(key),
-		Epoch: epoch, Gated: o.Gated, WaitMs: waitMs(o.Wait)}, &res)
+		Epoch: epoch, Gated: o.Gated, WaitMs: waitMs(o.Wait), Description: o.Description, ArgsDigest: o.ArgsDigest}, &res)
 	return res, err
 }
 
@@ -437,8 +456,38 @@ func (c *Client) AdmitWait(ctx context.Context, run, key string, epoch uint64, g
 
 // Decide approves or rejects key's pending approval (an approver's call).
 func (c *Client) Decide(ctx context.Context, run, key string, d core.Decision) (proto.DecideResult, error) {
+	return c.DecideWith(ctx, run, key, d, DecideOptions{})
+}
+
+// DecideOptions are the optional arguments of DecideWith.
+type DecideOptions struct {
+	// Reason says why, kept with the decided effect (status returns it); at most
+	// proto.ReasonBytesMax bytes, no control character but tab and line feed.
+	Reason string
+}
+
+// DecideWith is Decide with options: a reason.
+func (c *Client) DecideWith(ctx context.Context, run, key string, d core.Decision, o DecideOptions) (proto.DecideResult, error) {
 	var res proto.DecideResult
-	err := c.call(ctx, &proto.Request{Method: proto.MethodDecide, Run: core.RunID(run), Key: core.Key(key), Decision: d}, &res)
+	err := c.call(ctx, &proto.Request{Method: proto.MethodDecide, Run: core.RunID(run), Key: core.Key(key), Decision: d, Reason: o.Reason}, &res)
+	return res, err
+}
+
+// PendingOptions are the optional arguments of Pending.
+type PendingOptions struct {
+	Limit  int    // the most approvals to list; 0: the gate's default (proto.PendingLimitDefault)
+	Cursor string // list after this place: the Cursor of the page before ("": from the oldest)
+}
+
+// Pending lists a page of the pending approvals the token may decide, oldest first
+// (an approver's or an operator's call). When res.More is set, the next page is
+// Pending with res.Cursor. A limit over proto.PendingLimitMax is clamped to it.
+func (c *Client) Pending(ctx context.Context, o PendingOptions) (proto.PendingResult, error) {
+	var res proto.PendingResult
+	if o.Limit < 0 {
+		return res, fmt.Errorf("soundgate/client: pending: negative limit %d", o.Limit)
+	}
+	err := c.call(ctx, &proto.Request{Method: proto.MethodPending, Limit: int64(min(o.Limit, proto.PendingLimitMax)), Cursor: o.Cursor}, &res)
 	return res, err
 }
 

@@ -71,6 +71,22 @@ func TestNotUTF8(t *testing.T) {
 		}, "result"},
 		{"status key", agent, cc, func(c *client.Client) error { _, err := c.Status(ctx, "r", "\xff"); return err }, "key"},
 		{"decide key", appr, ac, func(c *client.Client) error { _, err := c.Decide(ctx, "r", "\xff", core.Approve); return err }, "key"},
+		{"admit description", agent, cc, func(c *client.Client) error {
+			_, err := c.Admit(ctx, "r", "k", 1, client.AdmitOptions{Gated: true, Description: "bin\xffary"})
+			return err
+		}, "description"},
+		{"admit digest", agent, cc, func(c *client.Client) error {
+			_, err := c.Admit(ctx, "r", "k", 1, client.AdmitOptions{ArgsDigest: "sha256:\xff"})
+			return err
+		}, "args_digest"},
+		{"decide reason", appr, ac, func(c *client.Client) error {
+			_, err := c.DecideWith(ctx, "r", "k", core.Approve, client.DecideOptions{Reason: "\xc3"})
+			return err
+		}, "reason"},
+		{"pending cursor", appr, ac, func(c *client.Client) error {
+			_, err := c.Pending(ctx, client.PendingOptions{Cursor: "\xff"})
+			return err
+		}, "cursor"},
 		{"open run", op, nil, func(c *client.Client) error { _, err := c.Open(ctx, "\xff", 0); return err }, "run"},
 		{"cancel run", op, nil, func(c *client.Client) error { _, err := c.Cancel(ctx, "\xff"); return err }, "run"},
 		{"fence run", op, nil, func(c *client.Client) error { _, err := c.Fence(ctx, "\xff"); return err }, "run"},
@@ -396,4 +412,11 @@ func TestOpenTimeoutNeverBecomesNever(t *testing.T) {
 	require.ErrorContains(t, err, "negative timeout")
 	_, err = op.Status(ctx, "r2", "")
 	require.ErrorIs(t, err, core.ErrUnknownRun)
+}
+
+// TestArgsDigest: the digest of an admit's arguments is "sha256:" and the SHA-256 in
+// lower-case hex, the format the gate accepts.
+func TestArgsDigest(t *testing.T) {
+	require.Equal(t, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", client.ArgsDigest(nil))
+	require.NoError(t, core.CheckArgsDigest(client.ArgsDigest([]byte(`{"to":"ACME"}`))))
 }

@@ -1,7 +1,7 @@
 // Tests of @soundgate/client against the real gate (soundgate serve).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { connect, GateError, ConnectionClosedError, AdmitAnswer } from "../index.mjs";
+import { connect, GateError, ConnectionClosedError, AdmitAnswer, argsDigest } from "../index.mjs";
 import { startGate, TOKENS } from "./server.mjs";
 
 let gate, agent, approver, operator;
@@ -167,4 +167,42 @@ test("close rejects calls in flight with ConnectionClosedError", async () => {
   c.close();
   await assert.rejects(parked, ConnectionClosedError);
   await assert.rejects(c.status(r), ConnectionClosedError);
+});
+
+// What an approval says, and the inbox: the approver reads the description and the
+// digest, oldest first, a page at a time; the reason is kept; an agent may not read
+// the inbox; bad notes are refused before anything is sent.
+test("pending lists what an approval says; decide keeps its reason", async () => {
+  const r = run();
+  await operator.open(r);
+  const digest = argsDigest('{"to":"ACME","eur":120}');
+  assert.match(digest, /^sha256:[0-9a-f]{64}$/);
+  assert.equal((await agent.admit(r, "wire", 1, { gated: true, description: "Wire 120 EUR\nto ACME", argsDigest: digest })).toString(), "held");
+  await new Promise((res) => setTimeout(res, 10)); // the inbox orders by the millisecond, then run and key
+  assert.equal((await agent.admit(r, "mail", 1, { gated: true })).toString(), "held");
+  const mine = [];
+  let page = await approver.pending({ limit: 1 });
+  for (;;) { // other tests' approvals share the gate: follow the pages
+    mine.push(...page.approvals.filter((a) => a.run === r));
+    if (!page.more) break;
+    page = await approver.pending({ limit: 1, cursor: page.cursor });
+  }
+  assert.deepEqual(mine.map((a) => a.key), ["wire", "mail"]);
+  assert.equal(mine[0].description, "Wire 120 EUR\nto ACME");
+  assert.equal(mine[0].args_digest, digest);
+  assert.ok(mine[0].age_ms >= 0 && mine[0].since_ms > 0);
+  assert.deepEqual(await approver.decide(r, "wire", "reject", { reason: "not this vendor" }), { decision: "reject", repeat: false });
+  const st = await approver.status(r, "wire");
+  assert.equal(st.effect.reason, "not this vendor");
+  assert.equal(st.effect.description, "Wire 120 EUR\nto ACME");
+  await assert.rejects(agent.pending(), (e) => e instanceof GateError && e.type === "forbidden");
+  await assert.rejects(approver.pending({ cursor: "nope" }), (e) => e instanceof GateError && e.type === "out_of_range" && e.field === "params.cursor");
+  for (const bad of [
+    async () => agent.admit(r, "k", 1, { description: "\u001b[2J" }),
+    async () => agent.admit(r, "k", 1, { description: "x".repeat(513) }),
+    async () => agent.admit(r, "k", 1, { argsDigest: "sha256:ABC" }),
+    async () => approver.decide(r, "k", "approve", { reason: "no\u0007" }),
+    async () => approver.pending({ limit: 0 }),
+  ]) await assert.rejects(bad, TypeError);
+  assert.deepEqual((await agent.status(r, "k")).effect.status, "absent", "the refused calls sent nothing");
 });

@@ -11,6 +11,8 @@ package protoref
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 	"regexp"
@@ -160,7 +162,7 @@ func refusal(kind *proto.Error, id proto.ID, field string) error {
 }
 
 type fieldKind struct {
-	typ      string // "string", "int", "bool", "decision", "outcome"
+	typ      string // "string", "text", "digest", "cursor", "int", "bool", "decision", "outcome"
 	lo, hi   int64  // range of an int, or of a string's length in bytes
 	required bool
 }
@@ -170,19 +172,24 @@ var (
 	key    = fieldKind{"string", 1, proto.KeyBytesMax, true}
 	keyOpt = fieldKind{"string", 1, proto.KeyBytesMax, false}
 	epoch  = fieldKind{"int", 1, proto.IntMax, true}
-	order  = []string{"version", "token", "run", "key", "epoch", "gated", "wait_ms", "timeout_ms", "decision", "outcome", "result"}
+	text   = fieldKind{"text", 0, 512, false} // a note's description or reason
+	order  = []string{"version", "token", "run", "key", "epoch", "gated", "wait_ms", "timeout_ms", "decision", "outcome", "result",
+		"description", "args_digest", "reason", "limit", "cursor"}
 	fields = map[proto.Method]map[string]fieldKind{
 		proto.MethodHello: {"version": {"int", 1, proto.IntMax, true}, "token": {"string", 1, proto.TokenBytesMax, true}},
 		proto.MethodOpen:  {"run": run, "timeout_ms": {"int", 1, proto.TimeoutMsMax, false}},
 		proto.MethodAdmit: {"run": run, "key": key, "epoch": epoch, "gated": {"bool", 0, 0, false},
-			"wait_ms": {"int", 0, proto.WaitMsMax, false}},
-		proto.MethodDecide:   {"run": run, "key": key, "decision": {"decision", 0, 0, true}},
+			"wait_ms": {"int", 0, proto.WaitMsMax, false}, "description": text, "args_digest": {"digest", 1, 135, false}},
+		proto.MethodDecide:   {"run": run, "key": key, "decision": {"decision", 0, 0, true}, "reason": text},
 		proto.MethodComplete: {"run": run, "key": key, "outcome": {"outcome", 0, 0, true}, "result": {"string", 0, proto.ResultBytesMax, false}},
 		proto.MethodCancel:   {"run": run},
 		proto.MethodFence:    {"run": run},
 		proto.MethodStatus:   {"run": run, "key": keyOpt},
+		proto.MethodPending:  {"limit": {"int", 1, 1000, false}, "cursor": {"cursor", 1, 1024, false}},
 	}
 	integer = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+	// digest is what an args digest must look like.
+	digest = regexp.MustCompile(`^(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})$`)
 )
 
 // set checks one params member and stores it in req.
@@ -190,7 +197,7 @@ func set(req *proto.Request, name string, k fieldKind, raw json.RawMessage) *pro
 	var s string
 	var n int64
 	switch k.typ {
-	case "string", "decision", "outcome":
+	case "string", "text", "digest", "cursor", "decision", "outcome":
 		if raw[0] != '"' {
 			return proto.ErrWrongType
 		}
@@ -217,8 +224,11 @@ func set(req *proto.Request, name string, k fieldKind, raw json.RawMessage) *pro
 		}
 	}
 	switch k.typ {
-	case "string":
+	case "string", "text", "digest", "cursor":
 		if int64(len(s)) < k.lo || int64(len(s)) > k.hi {
+			return proto.ErrOutOfRange
+		}
+		if k.typ == "text" && !noteText(s) || k.typ == "digest" && !digest.MatchString(s) || k.typ == "cursor" && !cursor(s) {
 			return proto.ErrOutOfRange
 		}
 	case "decision":
@@ -253,8 +263,52 @@ func set(req *proto.Request, name string, k fieldKind, raw json.RawMessage) *pro
 		req.TimeoutMs = n
 	case "result":
 		req.Result = s
+	case "description":
+		req.Description = s
+	case "args_digest":
+		req.ArgsDigest = s
+	case "reason":
+		req.Reason = s
+	case "limit":
+		req.Limit = n
+	case "cursor":
+		req.Cursor = s
 	}
 	return nil
+}
+
+// noteText reports whether s may be a description or a reason: no control character
+// (C0, DEL, C1) but tab and line feed. (s came from encoding/json: it is UTF-8.)
+func noteText(s string) bool {
+	for _, r := range s {
+		if r < 0x20 && r != '\t' && r != '\n' || r >= 0x7f && r <= 0x9f {
+			return false
+		}
+	}
+	return true
+}
+
+// cursor reports whether s is a cursor a pending answer could give: base64url
+// without padding, canonical, of a signed varint (since), a uvarint run length of 1
+// to 128, the run and a key of 1 to 256 bytes, both UTF-8.
+func cursor(s string) bool {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	if err != nil || base64.RawURLEncoding.EncodeToString(b) != s {
+		return false
+	}
+	since, n := binary.Varint(b)
+	if n <= 0 {
+		return false
+	}
+	rest := b[n:]
+	l, n := binary.Uvarint(rest)
+	if n <= 0 || l < 1 || l > proto.RunBytesMax || l > uint64(len(rest)-n) {
+		return false
+	}
+	run, key := rest[n:n+int(l)], rest[n+int(l):]
+	// the varints written the shortest way: one spelling per place
+	canonical := append(binary.AppendUvarint(binary.AppendVarint(nil, since), l), rest[n:]...)
+	return bytes.Equal(canonical, b) && utf8.Valid(run) && utf8.Valid(key) && len(key) >= 1 && len(key) <= proto.KeyBytesMax
 }
 
 func parseID(raw json.RawMessage) (proto.ID, bool) {

@@ -80,7 +80,29 @@ var Valid = []ValidCase{
 		proto.Request{ID: proto.IntID(1), Method: proto.MethodCancel, Run: core.RunID(strings.Repeat("r", proto.RunBytesMax))}},
 	{"empty result", `{"jsonrpc":"2.0","id":1,"method":"complete","params":{"run":"r","key":"k","outcome":"ok","result":""}}`,
 		proto.Request{ID: proto.IntID(1), Method: proto.MethodComplete, Run: "r", Key: "k", Outcome: core.OutcomeOK}},
+	{"admit described", `{"jsonrpc":"2.0","id":10,"method":"admit","params":{"run":"r1","key":"wire","epoch":1,"gated":true,"description":"Wire 120 EUR to ACME\nref \"7\"","args_digest":"` + Digest + `"}}`,
+		proto.Request{ID: proto.IntID(10), Method: proto.MethodAdmit, Run: "r1", Key: "wire", Epoch: 1, Gated: true, Description: "Wire 120 EUR to ACME\nref \"7\"", ArgsDigest: Digest}},
+	{"admit description at limit, tab", `{"jsonrpc":"2.0","id":10,"method":"admit","params":{"run":"r","key":"k","epoch":1,"description":"` + strings.Repeat("é", 255) + `\t\n"}}`,
+		proto.Request{ID: proto.IntID(10), Method: proto.MethodAdmit, Run: "r", Key: "k", Epoch: 1, Description: strings.Repeat("é", 255) + "\t\n"}},
+	{"admit empty description", `{"jsonrpc":"2.0","id":10,"method":"admit","params":{"run":"r","key":"k","epoch":1,"description":""}}`,
+		proto.Request{ID: proto.IntID(10), Method: proto.MethodAdmit, Run: "r", Key: "k", Epoch: 1}},
+	{"admit sha512 digest", `{"jsonrpc":"2.0","id":10,"method":"admit","params":{"run":"r","key":"k","epoch":1,"args_digest":"sha512:` + strings.Repeat("ab", 64) + `"}}`,
+		proto.Request{ID: proto.IntID(10), Method: proto.MethodAdmit, Run: "r", Key: "k", Epoch: 1, ArgsDigest: "sha512:" + strings.Repeat("ab", 64)}},
+	{"decide reason", `{"jsonrpc":"2.0","id":11,"method":"decide","params":{"run":"r1","key":"wire","decision":"reject","reason":"not this vendor"}}`,
+		proto.Request{ID: proto.IntID(11), Method: proto.MethodDecide, Run: "r1", Key: "wire", Decision: core.Reject, Reason: "not this vendor"}},
+	{"pending", `{"jsonrpc":"2.0","id":12,"method":"pending","params":{}}`,
+		proto.Request{ID: proto.IntID(12), Method: proto.MethodPending}},
+	{"pending limit cursor", `{"jsonrpc":"2.0","id":12,"method":"pending","params":{"limit":1000,"cursor":"` + Cursor + `"}}`,
+		proto.Request{ID: proto.IntID(12), Method: proto.MethodPending, Limit: proto.PendingLimitMax, Cursor: Cursor}},
+	{"pending cursor alone", `{"jsonrpc":"2.0","id":12,"method":"pending","params":{"cursor":"` + Cursor + `"}}`,
+		proto.Request{ID: proto.IntID(12), Method: proto.MethodPending, Cursor: Cursor}},
 }
+
+// Digest is a well-formed args digest.
+var Digest = "sha256:" + strings.Repeat("0123456789abcdef", 4)
+
+// Cursor is a well-formed cursor: after approval (r1, wire) pending since 1796031595713.
+var Cursor = string(proto.AppendCursor(nil, core.InboxPos{Since: 1796031595713, Run: "r1", Key: "wire"}))
 
 // Bad holds the bad inputs of the protocol, each with the one error it must give and
 // whether the id can be recovered for the answer.
@@ -167,6 +189,27 @@ var Bad = []BadCase{
 	{"long unknown name cut", `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r","` + strings.Repeat("é", 40) + `":1}}`, proto.ErrUnknownField, proto.IntID(1), "params." + strings.Repeat("é", 32) + "..."},
 	{"many keys, late duplicate", `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r",` + ManyKeys(40) + `,"k7":0}}`, proto.ErrDuplicateKey, proto.IntID(1), ""},
 	{"many keys", `{"jsonrpc":"2.0","id":1,"method":"cancel","params":{"run":"r",` + ManyKeys(40) + `}}`, proto.ErrUnknownField, proto.IntID(1), "params.k0"},
+	{"description too long", `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r","key":"k","epoch":1,"description":"` + strings.Repeat("d", proto.DescriptionBytesMax+1) + `"}}`, proto.ErrOutOfRange, proto.IntID(1), "params.description"},
+	{"description with ESC", `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r","key":"k","epoch":1,"gated":true,"description":"\u001b[2Jcleared"}}`, proto.ErrOutOfRange, proto.IntID(1), "params.description"},
+	{"description with CR", `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r","key":"k","epoch":1,"description":"a\rb"}}`, proto.ErrOutOfRange, proto.IntID(1), "params.description"},
+	{"description with a C1 control", `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r","key":"k","epoch":1,"description":"a\u009bb"}}`, proto.ErrOutOfRange, proto.IntID(1), "params.description"},
+	{"description number", `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r","key":"k","epoch":1,"description":5}}`, proto.ErrWrongType, proto.IntID(1), "params.description"},
+	{"digest upper case", `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r","key":"k","epoch":1,"args_digest":"` + strings.ToUpper(Digest) + `"}}`, proto.ErrOutOfRange, proto.IntID(1), "params.args_digest"},
+	{"digest short", `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r","key":"k","epoch":1,"args_digest":"sha256:abc"}}`, proto.ErrOutOfRange, proto.IntID(1), "params.args_digest"},
+	{"digest empty", `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r","key":"k","epoch":1,"args_digest":""}}`, proto.ErrOutOfRange, proto.IntID(1), "params.args_digest"},
+	{"digest too long", `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r","key":"k","epoch":1,"args_digest":"sha512:` + strings.Repeat("a", 129) + `"}}`, proto.ErrOutOfRange, proto.IntID(1), "params.args_digest"},
+	{"reason too long", `{"jsonrpc":"2.0","id":1,"method":"decide","params":{"run":"r","key":"k","decision":"approve","reason":"` + strings.Repeat("y", proto.ReasonBytesMax+1) + `"}}`, proto.ErrOutOfRange, proto.IntID(1), "params.reason"},
+	{"reason with NUL", `{"jsonrpc":"2.0","id":1,"method":"decide","params":{"run":"r","key":"k","decision":"approve","reason":"ok\u0000"}}`, proto.ErrOutOfRange, proto.IntID(1), "params.reason"},
+	{"description on a decide", `{"jsonrpc":"2.0","id":1,"method":"decide","params":{"run":"r","key":"k","decision":"approve","description":"x"}}`, proto.ErrUnknownField, proto.IntID(1), "params.description"},
+	{"reason on an admit", `{"jsonrpc":"2.0","id":1,"method":"admit","params":{"run":"r","key":"k","epoch":1,"reason":"x"}}`, proto.ErrUnknownField, proto.IntID(1), "params.reason"},
+	{"pending limit zero", `{"jsonrpc":"2.0","id":1,"method":"pending","params":{"limit":0}}`, proto.ErrOutOfRange, proto.IntID(1), "params.limit"},
+	{"pending limit over", `{"jsonrpc":"2.0","id":1,"method":"pending","params":{"limit":1001}}`, proto.ErrOutOfRange, proto.IntID(1), "params.limit"},
+	{"pending limit string", `{"jsonrpc":"2.0","id":1,"method":"pending","params":{"limit":"10"}}`, proto.ErrWrongType, proto.IntID(1), "params.limit"},
+	{"pending cursor garbage", `{"jsonrpc":"2.0","id":1,"method":"pending","params":{"cursor":"not a cursor"}}`, proto.ErrOutOfRange, proto.IntID(1), "params.cursor"},
+	{"pending cursor padded", `{"jsonrpc":"2.0","id":1,"method":"pending","params":{"cursor":"` + Cursor + `=="}}`, proto.ErrOutOfRange, proto.IntID(1), "params.cursor"},
+	{"pending cursor empty", `{"jsonrpc":"2.0","id":1,"method":"pending","params":{"cursor":""}}`, proto.ErrOutOfRange, proto.IntID(1), "params.cursor"},
+	{"pending run", `{"jsonrpc":"2.0","id":1,"method":"pending","params":{"run":"r"}}`, proto.ErrUnknownField, proto.IntID(1), "params.run"},
+	{"pending without params", `{"jsonrpc":"2.0","id":1,"method":"pending"}`, proto.ErrMissingField, proto.IntID(1), "params"},
 }
 
 // ManyKeys returns n members "k0":0,"k1":1,... for an object with many keys.

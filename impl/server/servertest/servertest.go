@@ -78,6 +78,10 @@ type Options struct {
 	// Pipe serves on in-memory pipes (Gate.Pipe) instead of a socket: no file, no
 	// port, for the fuzzers.
 	Pipe bool
+	// HTTP counts the server's metrics and serves its HTTP listener (ServeWeb) on a
+	// loopback TCP port (Gate.HTTP). The log it reports is Node.Log, or Recover,
+	// when that is a *wal.Log.
+	HTTP bool
 }
 
 // Gate is a started in-process gate.
@@ -86,6 +90,7 @@ type Gate struct {
 	Server *server.Server
 	Unix   string // the Unix socket's path ("" with Options.Pipe)
 	TCP    string // the TCP address, when Options.TCP
+	HTTP   string // the HTTP listener's base URL (http://127.0.0.1:PORT), when Options.HTTP
 
 	pipe   *pipeListener
 	dir    string
@@ -132,8 +137,12 @@ func New(o Options) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
+	wlog, _ := o.Node.Log.(*wal.Log)
+	if wlog == nil && o.Node.Log == nil {
+		wlog = o.Recover
+	}
 	g.Server, err = server.New(server.Config{Roles: o.Roles, Node: g.Node, Limits: o.Limits, Version: "test",
-		Goroutines: o.Goroutines, Logger: o.Logger})
+		Goroutines: o.Goroutines, Logger: o.Logger, Metrics: o.HTTP, Log: wlog})
 	if err != nil {
 		g.Node.Close()
 		return nil, err
@@ -143,9 +152,25 @@ func New(o Options) (*Gate, error) {
 		g.Node.Close()
 		return nil, err
 	}
-	g.served, g.nls = make(chan error, len(ls)), len(ls)
+	var web net.Listener
+	if o.HTTP {
+		if web, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			for _, l := range ls {
+				l.Close()
+			}
+			g.Node.Close()
+			os.RemoveAll(g.dir)
+			return nil, err
+		}
+		g.HTTP = "http://" + web.Addr().String()
+	}
+	g.served, g.nls = make(chan error, len(ls)+1), len(ls)
 	for _, l := range ls {
 		go func() { g.served <- g.Server.Serve(l) }()
+	}
+	if web != nil {
+		g.nls++
+		go func() { g.served <- g.Server.ServeWeb(web) }()
 	}
 	return g, nil
 }

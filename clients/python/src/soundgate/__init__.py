@@ -17,10 +17,13 @@ after the protocol's ``data.type`` (Forbidden, UnknownRun, ...).
 
 from ._wire import (
     ANSWERS,
+    DESCRIPTION_BYTES_MAX,
     EPOCH_MAX,
     KEY_BYTES_MAX,
     LINE_BYTES_MAX,
+    PENDING_LIMIT_MAX,
     PROTOCOL_VERSION,
+    REASON_BYTES_MAX,
     REASONS,
     RESULT_BYTES_MAX,
     RUN_BYTES_MAX,
@@ -28,6 +31,7 @@ from ._wire import (
     TOKEN_BYTES_MAX,
     WAIT_MS_MAX,
     AdmitAnswer,
+    args_digest,
 )
 from .client import Client, connect
 from .errors import (
@@ -86,7 +90,8 @@ __version__ = "0.1.0"
 __all__ = [
     "ANSWERS", "EPOCH_MAX", "KEY_BYTES_MAX", "LINE_BYTES_MAX", "PROTOCOL_VERSION", "REASONS",
     "RESULT_BYTES_MAX", "RUN_BYTES_MAX", "TIMEOUT_MS_MAX", "TOKEN_BYTES_MAX", "WAIT_MS_MAX",
-    "AdmitAnswer", "Client", "connect", "TOKEN_ENV", "token",
+    "DESCRIPTION_BYTES_MAX", "REASON_BYTES_MAX", "PENDING_LIMIT_MAX",
+    "AdmitAnswer", "Client", "connect", "TOKEN_ENV", "token", "args_digest",
     "ArgumentError",
     "BadEpoch",
     "CallTimeoutError",

@@ -6,7 +6,10 @@ encoder and one decoder, and the property tests exercise exactly what is sent.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+import unicodedata
 from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 from .errors import ArgumentError, GateError, ProtocolError, RequestTooLargeError
@@ -21,6 +24,11 @@ TOKEN_BYTES_MAX = 512
 WAIT_MS_MAX = 300_000
 TIMEOUT_MS_MAX = 2_592_000_000
 EPOCH_MAX = 2**53 - 1
+DESCRIPTION_BYTES_MAX = 512
+REASON_BYTES_MAX = 512
+PENDING_LIMIT_MAX = 1000
+CURSOR_BYTES_MAX = 1024
+_ARGS_DIGEST = re.compile(r"(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})\Z")
 
 ANSWERS = ("admit", "held", "duplicate", "denied")
 REASONS = ("cancelled", "timed_out", "stale_epoch", "rejected", "retired")
@@ -84,7 +92,30 @@ def open_params(run: Any, timeout_ms: Optional[int]) -> Dict[str, Any]:
     return p
 
 
-def admit_params(run: Any, key: Any, epoch: Any, gated: Any, wait_ms: Any) -> Dict[str, Any]:
+def note_text(field: str, value: Any, hi: int) -> str:
+    """Checks a description or a reason: 0..hi bytes of UTF-8 with no control character
+    (Unicode's Cc) but tab and line feed, the gate's rule (docs/contract.md)."""
+    utf8_len(field, value, 0, hi)
+    for i, ch in enumerate(value):
+        if ch not in "\t\n" and unicodedata.category(ch) == "Cc":
+            raise ArgumentError(field, f"holds the control character U+{ord(ch):04X} at index {i}")
+    return str(value)
+
+
+def args_digest(data: bytes) -> str:
+    """The args digest of ``data``: "sha256:" and its SHA-256 in lower-case hex. Hash the
+    effect's arguments in a canonical encoding (the JSON of a tool call, say)."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _args_digest(field: str, value: Any) -> str:
+    if not isinstance(value, str) or not _ARGS_DIGEST.match(value):
+        raise ArgumentError(field, 'must be "sha256:" and 64 lower-case hex digits, or "sha512:" and 128')
+    return value
+
+
+def admit_params(run: Any, key: Any, epoch: Any, gated: Any, wait_ms: Any,
+                 description: Optional[str] = None, digest: Optional[str] = None) -> Dict[str, Any]:
     p: Dict[str, Any] = {"run": _run(run), "key": _key(key), "epoch": int_in("epoch", epoch, 1, EPOCH_MAX)}
     if not isinstance(gated, bool):
         raise ArgumentError("gated", f"must be a bool, not {type(gated).__name__}")
@@ -92,11 +123,28 @@ def admit_params(run: Any, key: Any, epoch: Any, gated: Any, wait_ms: Any) -> Di
         p["gated"] = True
     if int_in("wait_ms", wait_ms, 0, WAIT_MS_MAX):
         p["wait_ms"] = wait_ms
+    if description is not None and note_text("description", description, DESCRIPTION_BYTES_MAX):
+        p["description"] = description
+    if digest is not None:
+        p["args_digest"] = _args_digest("args_digest", digest)
     return p
 
 
-def decide_params(run: Any, key: Any, decision: Any) -> Dict[str, Any]:
-    return {"run": _run(run), "key": _key(key), "decision": one_of("decision", decision, DECISIONS)}
+def decide_params(run: Any, key: Any, decision: Any, reason: Optional[str] = None) -> Dict[str, Any]:
+    p: Dict[str, Any] = {"run": _run(run), "key": _key(key), "decision": one_of("decision", decision, DECISIONS)}
+    if reason is not None and note_text("reason", reason, REASON_BYTES_MAX):
+        p["reason"] = reason
+    return p
+
+
+def pending_params(limit: Optional[int], cursor: Optional[str]) -> Dict[str, Any]:
+    p: Dict[str, Any] = {}
+    if limit is not None:
+        p["limit"] = int_in("limit", limit, 1, PENDING_LIMIT_MAX)
+    if cursor is not None:
+        utf8_len("cursor", cursor, 1, CURSOR_BYTES_MAX)
+        p["cursor"] = cursor
+    return p
 
 
 def complete_params(run: Any, key: Any, outcome: Any, result: Any) -> Dict[str, Any]:

@@ -188,17 +188,21 @@ class AsyncClient:
         """Creates run ``run`` (idempotent; operator). ``timeout_ms`` sets its deadline on the gate's clock."""
         return await self._call("open", _wire.open_params(run, timeout_ms))
 
-    async def admit(self, run: str, key: str, epoch: int, *, gated: bool = False, wait_ms: int = 0) -> AdmitAnswer:
+    async def admit(self, run: str, key: str, epoch: int, *, gated: bool = False, wait_ms: int = 0,
+                    description: Optional[str] = None, args_digest: Optional[str] = None) -> AdmitAnswer:
         """Asks to perform effect ``key`` of ``run`` now, at ``epoch`` (agent); see Client.admit."""
-        return AdmitAnswer(await self._call("admit", _wire.admit_params(run, key, epoch, gated, wait_ms), wait_ms))
+        params = _wire.admit_params(run, key, epoch, gated, wait_ms, description, args_digest)
+        return AdmitAnswer(await self._call("admit", params, wait_ms))
 
     async def admit_wait(self, run: str, key: str, epoch: int, *, gated: bool = False,
-                         wait_ms: int = 1000, total_ms: int = 60000) -> AdmitAnswer:
+                         wait_ms: int = 1000, total_ms: int = 60000,
+                         description: Optional[str] = None, args_digest: Optional[str] = None) -> AdmitAnswer:
         """Asks like admit and, while held, asks again parking ``wait_ms`` each time until
         ``total_ms`` has passed; returns the first answer that is not held, or the last one."""
         _wire.int_in("total_ms", total_ms, 0, 2**53 - 1)
         until = time.monotonic() + total_ms / 1000
-        a = await self.admit(run, key, epoch, gated=gated, wait_ms=min(wait_ms, total_ms))
+        a = await self.admit(run, key, epoch, gated=gated, wait_ms=min(wait_ms, total_ms),
+                             description=description, args_digest=args_digest)
         while a.held:
             left = int((until - time.monotonic()) * 1000)
             if left <= 0:
@@ -206,9 +210,13 @@ class AsyncClient:
             a = await self.admit(run, key, epoch, wait_ms=max(1, min(wait_ms, left)))
         return a
 
-    async def decide(self, run: str, key: str, decision: str) -> Dict[str, Any]:
-        """Approves or rejects the pending approval ``key`` of ``run`` (approver)."""
-        return await self._call("decide", _wire.decide_params(run, key, decision))
+    async def decide(self, run: str, key: str, decision: str, *, reason: Optional[str] = None) -> Dict[str, Any]:
+        """Approves or rejects the pending approval ``key`` of ``run`` (approver); see Client.decide."""
+        return await self._call("decide", _wire.decide_params(run, key, decision, reason))
+
+    async def pending(self, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
+        """Lists a page of the pending approvals the token may decide (approver, operator); see Client.pending."""
+        return await self._call("pending", _wire.pending_params(limit, cursor))
 
     async def complete(self, run: str, key: str, outcome: str = "ok", result: str = "") -> Dict[str, Any]:
         """Records the outcome ("ok" | "failed") and result of an admitted effect (agent)."""

@@ -163,22 +163,30 @@ class Client:
         """Creates run ``run`` (idempotent; operator). ``timeout_ms`` sets its deadline on the gate's clock."""
         return self._call("open", _wire.open_params(run, timeout_ms))
 
-    def admit(self, run: str, key: str, epoch: int, *, gated: bool = False, wait_ms: int = 0) -> AdmitAnswer:
+    def admit(self, run: str, key: str, epoch: int, *, gated: bool = False, wait_ms: int = 0,
+              description: Optional[str] = None, args_digest: Optional[str] = None) -> AdmitAnswer:
         """Asks to perform effect ``key`` of ``run`` now, at ``epoch`` (agent).
 
         ``gated``: the effect needs its own approval. ``wait_ms``: park on the gate up to
-        this long instead of answering held at once.
+        this long instead of answering held at once. ``description`` (what the effect
+        would do, at most 512 bytes, no control character but tab and line feed) and
+        ``args_digest`` ("sha256:" and 64 lower-case hex digits, see soundgate.args_digest)
+        are kept with the approval a gated admit opens, for the approver; they change no
+        answer.
         """
-        return AdmitAnswer(self._call("admit", _wire.admit_params(run, key, epoch, gated, wait_ms), wait_ms))
+        params = _wire.admit_params(run, key, epoch, gated, wait_ms, description, args_digest)
+        return AdmitAnswer(self._call("admit", params, wait_ms))
 
     def admit_wait(self, run: str, key: str, epoch: int, *, gated: bool = False,
-                   wait_ms: int = 1000, total_ms: int = 60000) -> AdmitAnswer:
+                   wait_ms: int = 1000, total_ms: int = 60000,
+                   description: Optional[str] = None, args_digest: Optional[str] = None) -> AdmitAnswer:
         """Asks like admit and, while the answer is held, asks again parking ``wait_ms`` each
         time until ``total_ms`` has passed; returns the first answer that is not held, or the
         last held one."""
         _wire.int_in("total_ms", total_ms, 0, 2**53 - 1)
         until = time.monotonic() + total_ms / 1000
-        a = self.admit(run, key, epoch, gated=gated, wait_ms=min(wait_ms, total_ms))
+        a = self.admit(run, key, epoch, gated=gated, wait_ms=min(wait_ms, total_ms),
+                       description=description, args_digest=args_digest)
         while a.held:
             left = int((until - time.monotonic()) * 1000)
             if left <= 0:
@@ -186,9 +194,18 @@ class Client:
             a = self.admit(run, key, epoch, wait_ms=max(1, min(wait_ms, left)))
         return a
 
-    def decide(self, run: str, key: str, decision: str) -> Dict[str, Any]:
-        """Approves or rejects the pending approval ``key`` of ``run`` (approver)."""
-        return self._call("decide", _wire.decide_params(run, key, decision))
+    def decide(self, run: str, key: str, decision: str, *, reason: Optional[str] = None) -> Dict[str, Any]:
+        """Approves or rejects the pending approval ``key`` of ``run`` (approver).
+
+        ``reason`` (the rule of a description) is kept with the effect; status shows it.
+        """
+        return self._call("decide", _wire.decide_params(run, key, decision, reason))
+
+    def pending(self, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
+        """Lists a page of the pending approvals the token may decide, oldest first
+        (approver, operator): ``{"approvals": [...], "more": bool, "cursor"?: str}``.
+        With ``more``, the next page is ``pending(cursor=page["cursor"])``."""
+        return self._call("pending", _wire.pending_params(limit, cursor))
 
     def complete(self, run: str, key: str, outcome: str = "ok", result: str = "") -> Dict[str, Any]:
         """Records the outcome ("ok" | "failed") and result of an admitted effect (agent)."""
