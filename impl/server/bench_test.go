@@ -29,6 +29,12 @@ func inBothModes(b *testing.B, bench func(b *testing.B, sock string)) {
 // benchServer starts a gate for a benchmark: in memory, or durable on a log in a
 // temporary directory.
 func benchServer(b *testing.B, durable bool) string {
+	return servertest.Start(b, servertest.Options{Node: benchNode(b, durable)}).Unix
+}
+
+// benchNode is a benchmark gate's node config: in memory, or a log in a temporary
+// directory.
+func benchNode(b *testing.B, durable bool) node.Config {
 	var cfg node.Config
 	if durable {
 		l, err := wal.Open(filepath.Join(b.TempDir(), "data"), wal.Options{})
@@ -38,7 +44,7 @@ func benchServer(b *testing.B, durable bool) string {
 		b.Cleanup(func() { l.Close() })
 		cfg.Log = l
 	}
-	return servertest.Start(b, servertest.Options{Node: cfg}).Unix
+	return cfg
 }
 
 // BenchmarkRoundTrip measures one admit of a new key through the server over a Unix
@@ -144,16 +150,7 @@ func BenchmarkMetrics(b *testing.B) {
 // its HTTP listener, which with scraped a goroutine scrapes every 10 ms until the
 // benchmark ends (it reports the scrapes per second).
 func benchGate(b *testing.B, durable, metrics, scraped bool) *servertest.Gate {
-	var cfg node.Config
-	if durable {
-		l, err := wal.Open(filepath.Join(b.TempDir(), "data"), wal.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { l.Close() })
-		cfg.Log = l
-	}
-	g := servertest.Start(b, servertest.Options{Node: cfg, HTTP: metrics})
+	g := servertest.Start(b, servertest.Options{Node: benchNode(b, durable), HTTP: metrics})
 	if !scraped {
 		return g
 	}
