@@ -11,6 +11,12 @@ const Version = 1
 const (
 	// LineBytesMax is the longest request line in bytes, excluding its LF or CRLF.
 	LineBytesMax = 64 << 10
+	// AnswerLineBytesMax is the longest answer line a client of this package reads. The
+	// protocol sets no limit on answers (an escaped result, a status listing every
+	// pending key); this bound, far above the longest answer the default limits allow
+	// (a status of 1,024 pending keys of 256 bytes, each byte escaped, about 1.6 MB),
+	// only keeps a broken peer from growing a client's memory without end.
+	AnswerLineBytesMax = 16 << 20
 	// RunBytesMax is the longest run id in bytes (after JSON unescaping).
 	RunBytesMax = 128
 	// KeyBytesMax is the longest idempotency key in bytes (after JSON unescaping).

@@ -23,7 +23,7 @@ const emptyReadsMax = 100
 // The Reader's memory starts at 8 KiB and is bounded by the line limit plus one read.
 type Reader struct {
 	src   io.Reader
-	max   int // the line limit, 1..LineBytesMax
+	max   int // the line limit, 1..LineBytesMax (AnswerLineBytesMax for answers)
 	buf   []byte
 	start int // first unread byte in buf
 	end   int // end of buffered bytes
@@ -45,6 +45,12 @@ func NewReader(src io.Reader) *Reader {
 	return &Reader{src: src, max: LineBytesMax}
 }
 
+// NewAnswerReader returns a Reader of a server's answers, whose lines may be longer
+// than requests: up to AnswerLineBytesMax.
+func NewAnswerReader(src io.Reader) *Reader {
+	return &Reader{src: src, max: AnswerLineBytesMax}
+}
+
 // NewReaderSize returns a Reader whose line limit is lineBytesMax, clamped to
 // 1..LineBytesMax: a server may accept less than the protocol allows, and tests use a
 // small limit to reach the oversize path cheaply.
@@ -59,7 +65,7 @@ func NewReaderSize(src io.Reader, lineBytesMax int) *Reader {
 // io.ErrNoProgress if the source keeps returning nothing.
 func (r *Reader) ReadLine() ([]byte, error) {
 	if r.buf == nil {
-		if r.max <= 0 || r.max > LineBytesMax {
+		if r.max <= 0 || r.max > AnswerLineBytesMax { // a Reader not made by its constructors
 			r.max = LineBytesMax
 		}
 		r.buf = make([]byte, min(r.bufBytesMax(), readerBytesInitial))

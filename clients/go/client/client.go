@@ -140,7 +140,7 @@ func (c *Client) closeConn() error {
 
 func (c *Client) readLoop() {
 	defer close(c.readDone)
-	r := proto.NewReader(c.nc)
+	r := proto.NewAnswerReader(c.nc) // answers may be longer than requests
 	for {
 		line, err := r.ReadLine()
 		if err != nil {

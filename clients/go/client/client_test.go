@@ -3,7 +3,9 @@ package client_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -182,6 +184,45 @@ func TestLineBound(t *testing.T) {
 			require.ErrorIs(t, err, context.DeadlineExceeded) // sent; nobody answers
 			line := <-lines
 			require.Len(t, line, proto.LineBytesMax+1)
+		}
+		c.Close()
+		b.Close()
+	}
+}
+
+// TestLongAnswers: answers are read past the request line limit (a status listing
+// 1,024 pending keys, each byte escaped, is about 1.6 MB), up to
+// proto.AnswerLineBytesMax; a longer one breaks the connection with ErrLineTooLong.
+func TestLongAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		keys    int
+		tooLong bool
+	}{{1024, false}, {proto.AnswerLineBytesMax/900 + 1, true}} { // a key is 963 bytes on the wire
+		a, b := net.Pipe()
+		c := client.NewForTest(a)
+		go func() {
+			line, _ := bufio.NewReader(b).ReadBytes('\n')
+			var req struct {
+				ID int64 `json:"id"`
+			}
+			json.Unmarshal(line, &req)
+			key := strings.Repeat(`\u0001`, 160) // 960 bytes on the wire
+			keys := make([]string, tc.keys)
+			for i := range keys {
+				keys[i] = `"` + key + `"`
+			}
+			fmt.Fprintf(b, `{"jsonrpc":"2.0","id":%d,"result":{"run":"r","status":"active","epoch":1,"pending":[%s]}}`+"\n", req.ID, strings.Join(keys, ","))
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		st, err := c.Status(ctx, "r", "")
+		cancel()
+		if tc.tooLong {
+			require.ErrorIs(t, err, client.ErrClosed)
+			require.ErrorIs(t, err, proto.ErrLineTooLong)
+		} else {
+			require.NoError(t, err)
+			require.Len(t, st.Pending, tc.keys)
+			require.Len(t, string(st.Pending[0]), 160)
 		}
 		c.Close()
 		b.Close()
