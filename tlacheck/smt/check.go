@@ -1,6 +1,7 @@
 package smt
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -336,14 +337,25 @@ func (c *RunConfig) satCheck(label, file, src string, opts Options, build func(*
 		ans := map[string]Answer{}
 		var mu sync.Mutex
 		var jobs []Job
+		// cvc5's sat ends z3's wait: z3 then only has to confirm cvc5's model (below),
+		// which it does in a moment, instead of running out its timeout first.
+		z3Stop, stopZ3 := context.WithCancel(context.Background())
 		for _, s := range c.Solvers {
-			jobs = append(jobs, Job{File: paths[s.Name], ExpectSat: true, Solver: s, Done: func(a Answer) {
+			j := Job{File: paths[s.Name], ExpectSat: true, Solver: s, Done: func(a Answer) {
 				mu.Lock()
 				ans[a.Solver] = a
 				mu.Unlock()
-			}})
+				if a.Solver == "cvc5" && a.Result == "sat" {
+					stopZ3()
+				}
+			}}
+			if s.Name == "z3" {
+				j.Stop = z3Stop
+			}
+			jobs = append(jobs, j)
 		}
 		RunJobs(jobs, c.Workers, c.Timeout)
+		stopZ3()
 		var parts []string
 		nsat, nunsat := 0, 0
 		for _, s := range c.Solvers {
@@ -363,7 +375,7 @@ func (c *RunConfig) satCheck(label, file, src string, opts Options, build func(*
 		switch {
 		case nsat == len(c.Solvers):
 			witnessFrom = "z3"
-		case haveCVC5 && ans["cvc5"].Result == "sat" && nunsat == 0 && (ans["z3"].Result == "timeout" || ans["z3"].Result == "unknown"):
+		case haveCVC5 && ans["cvc5"].Result == "sat" && nunsat == 0 && (ans["z3"].Result == "timeout" || ans["z3"].Result == "unknown" || ans["z3"].Result == "stopped"):
 			// z3 found no model in time: cvc5's model, which z3 must then confirm.
 			witnessFrom = "cvc5"
 		}

@@ -65,14 +65,19 @@ func (s Solver) args(file string, expectSat bool) []string {
 // Answer is a solver's verdict on one script.
 type Answer struct {
 	Solver  string
-	Result  string // sat, unsat, unknown, timeout, error
+	Result  string // sat, unsat, unknown, timeout, stopped (Job.Stop), error
 	Detail  string // the solver's output when it is not a plain answer
 	Elapsed time.Duration
 }
 
 // Run runs one script file through s, with a timeout.
 func (s Solver) Run(file string, expectSat bool, timeout time.Duration) Answer {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	return s.run(context.Background(), file, expectSat, timeout)
+}
+
+// run is Run until parent ends, when the answer is "stopped".
+func (s Solver) run(parent context.Context, file string, expectSat bool, timeout time.Duration) Answer {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.Path, s.args(file, expectSat)...)
 	var out bytes.Buffer
@@ -82,6 +87,10 @@ func (s Solver) Run(file string, expectSat bool, timeout time.Duration) Answer {
 	a := Answer{Solver: s.Name, Elapsed: time.Since(start)}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		a.Result, a.Detail = "timeout", fmt.Sprintf("no answer within %s", timeout)
+		return a
+	}
+	if parent.Err() != nil {
+		a.Result, a.Detail = "stopped", "no longer needed: another solver answered"
 		return a
 	}
 	first := strings.TrimSpace(strings.SplitN(strings.TrimSpace(out.String()), "\n", 2)[0])
@@ -106,6 +115,8 @@ type Job struct {
 	ExpectSat bool
 	Solver    Solver
 	Done      func(Answer)
+	// Stop, if set, ends the job's solver early (its answer is then "stopped").
+	Stop context.Context
 }
 
 // RunJobs runs the jobs on workers parallel solver processes.
@@ -120,7 +131,11 @@ func RunJobs(jobs []Job, workers int, timeout time.Duration) {
 		go func() {
 			defer wg.Done()
 			for j := range ch {
-				j.Done(j.Solver.Run(j.File, j.ExpectSat, timeout))
+				stop := j.Stop
+				if stop == nil {
+					stop = context.Background()
+				}
+				j.Done(j.Solver.run(stop, j.File, j.ExpectSat, timeout))
 			}
 		}()
 	}
