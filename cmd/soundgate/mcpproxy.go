@@ -20,6 +20,7 @@ import (
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/mcpproxy"
 	"github.com/soundgate/soundgate/impl/proto"
+	"github.com/soundgate/soundgate/impl/server"
 )
 
 func init() {
@@ -104,8 +105,10 @@ func parseMCPProxyFlags(args []string) (*mcpProxyFlags, int) {
 		return nil, fail(exitUsage, "mcp-proxy: --http needs --http-token-file: the endpoint acts with the agent's credential")
 	}
 	if f.httpAddr != "" {
-		if err := checkLoopbackAddr(f.httpAddr); err != nil {
-			return nil, fail(exitUsage, "mcp-proxy: --http: %v", err)
+		// A host that needs the endpoint from elsewhere runs its own proxy next to it:
+		// the endpoint acts with the agent's credential, never served on a network.
+		if err := server.CheckHTTPAddr(f.httpAddr, false); err != nil {
+			return nil, fail(exitUsage, "mcp-proxy: --http: %v: the endpoint acts with the agent's credential, so it is not served on a network", err)
 		}
 	}
 	if f.gateUnix != "" {
@@ -115,21 +118,6 @@ func parseMCPProxyFlags(args []string) (*mcpProxyFlags, int) {
 		f.server = filepath.Base(f.argv[0])
 	}
 	return f, 0
-}
-
-// checkLoopbackAddr refuses a listen address that is not a loopback IP: the proxy's
-// HTTP endpoint acts with the agent's credential, and a host that needs it from
-// elsewhere should run its own proxy next to it rather than reach the credential over
-// a network.
-func checkLoopbackAddr(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("listen address %q: %v", addr, err)
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("listen address %q is not a loopback IP (127.0.0.1, [::1]): the endpoint acts with the agent's credential, so it is not served on a network", addr)
-	}
-	return nil
 }
 
 // serveOn serves a handler on ln until ctx ends; held calls keep their streams open,

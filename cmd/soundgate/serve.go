@@ -180,7 +180,7 @@ func (o *gateOptions) check() error {
 			if server.CheckHTTPAddr(o.httpAddr, true) == nil {
 				hint = "; give --http-allow-non-loopback too to mean it"
 			}
-			return fmt.Errorf("--http: %v%s", err, hint)
+			return fmt.Errorf("--http: %v: it would expose /metrics to the network%s", err, hint)
 		}
 	}
 	if o.retention < 0 {

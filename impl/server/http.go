@@ -44,7 +44,7 @@ var (
 // CheckHTTPAddr refuses an HTTP listen address that is not host:port with a numeric
 // port, and, unless allowNonLoopback, one whose host is not a loopback IP
 // (127.0.0.1, [::1]): /metrics tells whoever reaches it how busy the gate is and
-// what it refuses. A host name is refused too, localhost included: what it resolves
+// what it refuses (the caller says why in its message; soundgate mcp-proxy uses it too). A host name is refused too, localhost included: what it resolves
 // to is not the gate's to guess. An empty host listens on every interface: it needs
 // allowNonLoopback.
 func CheckHTTPAddr(addr string, allowNonLoopback bool) error {
@@ -59,7 +59,7 @@ func CheckHTTPAddr(addr string, allowNonLoopback bool) error {
 		return nil
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("%w: %q is not a loopback IP (127.0.0.1, [::1]): it would expose /metrics to the network", ErrHTTPAddr, addr)
+		return fmt.Errorf("%w: %q is not a loopback IP (127.0.0.1, [::1])", ErrHTTPAddr, addr)
 	}
 	return nil
 }

@@ -357,7 +357,7 @@ func TestCheckHTTPAddr(t *testing.T) {
 		{":9733", false, "not a loopback IP"},
 		{"[::]:9733", false, "not a loopback IP"},
 		{"localhost:9733", false, "not a loopback IP"},
-		{"192.168.1.10:9733", false, "it would expose /metrics to the network"},
+		{"192.168.1.10:9733", false, "is not a loopback IP"},
 		{"0.0.0.0:9733", true, ""},
 		{":9733", true, ""},
 		{"gate.internal:9733", true, ""},
