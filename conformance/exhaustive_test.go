@@ -68,6 +68,7 @@ func exhaustiveConfigs() []model.Config {
 
 // TestExhaustive: every operation from every reachable state of the model, on the core.
 func TestExhaustive(t *testing.T) {
+	t.Parallel() // with TestRandomCore: each takes one core for minutes in the deep mode
 	for _, c := range exhaustiveConfigs() {
 		t.Run(fmt.Sprintf("runs%d_keys%d_epochs%d", len(c.Runs), len(c.Keys), c.MaxEpoch), func(t *testing.T) {
 			stats, d, err := Exhaustive(c, core.DefaultLimits())

@@ -48,6 +48,7 @@ func (w *testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return l
 
 // TestRandomCore: random traces on the core in process.
 func TestRandomCore(t *testing.T) {
+	t.Parallel() // with TestExhaustive
 	def := int64(30_000)
 	if *deep {
 		def = 2_000_000

@@ -64,10 +64,7 @@ func (g *Gate) Inbox(q InboxQuery) (list []Approval, more bool) {
 			continue
 		}
 		for k := range run.pending {
-			a := Approval{Run: id, Key: k}
-			if n := run.effects[k].Note; n != nil {
-				a.Note = *n
-			}
+			a := approvalOf(id, run, k)
 			if q.After != nil && a.Pos().Compare(*q.After) <= 0 {
 				continue
 			}
@@ -109,4 +106,29 @@ func (h *inboxHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// PendingIn lists the pending approvals of run r, in the inbox's order: what a
+// step on r may close, read before it (node.Watch). It costs one step per pending
+// approval of r, whatever the number of runs.
+func (g *Gate) PendingIn(r RunID) []Approval {
+	run := g.asking[r]
+	if run == nil {
+		return nil
+	}
+	list := make([]Approval, 0, len(run.pending))
+	for k := range run.pending {
+		list = append(list, approvalOf(r, run, k))
+	}
+	slices.SortFunc(list, func(a, b Approval) int { return a.Pos().Compare(b.Pos()) })
+	return list
+}
+
+// approvalOf is the pending approval of key k of run (id), with its note.
+func approvalOf(id RunID, run *Run, k Key) Approval {
+	a := Approval{Run: id, Key: k}
+	if n := run.effects[k].Note; n != nil {
+		a.Note = *n
+	}
+	return a
 }

@@ -100,15 +100,17 @@ type Node struct {
 	rec      []byte // scratch for encoding log records
 	waiters  map[core.RunID][]*waiter
 	nWaiters int
-	pending  int              // approvals pending in every run: gate.Pending(), kept by applyLocked
-	wakes    []core.RunID     // runs whose waiting admits are to be asked again
-	timer    *time.Timer      // the deadline timer (nil: none armed)
-	timerGen uint64           // its generation: a stale timer does nothing
-	timerAt  core.Time        // the deadline it was armed for
-	snap     *snapshotter     // nil: no snapshots
-	ret      *retirer         // nil: runs are never retired
-	onRetire func(core.RunID) // OnRetire's: told of each retirement, under mu
-	traceSeq uint64           // the last step's number in the trace
+	pending  int                     // approvals pending in every run: gate.Pending(), kept by applyLocked
+	wakes    []core.RunID            // runs whose waiting admits are to be asked again
+	timer    *time.Timer             // the deadline timer (nil: none armed)
+	timerGen uint64                  // its generation: a stale timer does nothing
+	timerAt  core.Time               // the deadline it was armed for
+	snap     *snapshotter            // nil: no snapshots
+	ret      *retirer                // nil: runs are never retired
+	onRetire func(core.RunID)        // OnRetire's: told of each retirement, under mu
+	traceSeq uint64                  // the last step's number in the trace
+	watchers map[uint64]func(Change) // Watch's
+	watchSeq uint64
 }
 
 // New returns a node over an empty gate. cfg.Log, if any, must hold no records (use
@@ -241,6 +243,10 @@ func (n *Node) applyLocked(c core.Command) (core.Reply, error) {
 		return core.Reply{}, err
 	}
 	before := n.gate.PendingOf(c.Run) // a command changes its own run's approvals only
+	var listed []core.Approval        // the run's approvals, for the watchers
+	if len(n.watchers) > 0 && before > 0 && mayChangeApprovals(c.Op) {
+		listed = n.gate.PendingIn(c.Run)
+	}
 	rep := n.gate.Step(c)
 	if rep.Persist {
 		n.pending += n.gate.PendingOf(c.Run) - before
@@ -248,6 +254,9 @@ func (n *Node) applyLocked(c core.Command) (core.Reply, error) {
 		n.traceStepLocked(c, rep)
 		if err != nil {
 			return core.Reply{}, err
+		}
+		if len(n.watchers) > 0 {
+			n.tellLocked(c, rep, listed)
 		}
 	} else {
 		n.traceStepLocked(c, rep)

@@ -65,6 +65,8 @@ type Server struct {
 
 	metrics *serverMetrics            // nil unless Config.Metrics (metrics.go)
 	webs    map[*http.Server]struct{} // ServeWeb's, closed by Shutdown (under mu)
+
+	hub hub // the inbox's subscriptions (watch.go)
 }
 
 // Errors of New.
