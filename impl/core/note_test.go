@@ -373,6 +373,39 @@ func TestInboxScopeAndPages(t *testing.T) {
 	require.Equal(t, all[11], next[0].Pos())
 }
 
+// TestPendingIn: a run's pending approvals, in the inbox's order with their notes,
+// are those the inbox lists of it; a run with none, an unknown run and a held
+// sibling list nothing.
+func TestPendingIn(t *testing.T) {
+	g := core.New(core.DefaultLimits())
+	for _, r := range []core.RunID{"a", "b", "quiet"} {
+		must(open(g, r, 0))
+	}
+	for _, a := range []struct {
+		r   core.RunID
+		k   core.Key
+		now core.Time
+	}{{"a", "z", 30}, {"a", "y", 30}, {"b", "x", 5}, {"a", "w", 40}, {"a", "v", 10}} {
+		stepOK(t, g, core.Command{Op: core.OpAdmit, Run: a.r, Key: a.k, Epoch: 1, Gated: true, Now: a.now, Description: "d-" + string(a.k)})
+	}
+	must(admit(g, "a", "sibling", 1, false, 50))
+	shown := func(list []core.Approval) []string {
+		var out []string
+		for _, a := range list {
+			out = append(out, fmt.Sprintf("%d %s %s %s", a.Since, a.Run, a.Key, a.Description))
+		}
+		return out
+	}
+	require.Equal(t, []string{"10 a v d-v", "30 a y d-y", "30 a z d-z", "40 a w d-w"}, shown(g.PendingIn("a")))
+	require.Equal(t, []string{"5 b x d-x"}, shown(g.PendingIn("b")))
+	require.Empty(t, g.PendingIn("quiet"))
+	require.Empty(t, g.PendingIn("unknown"))
+	list, _ := g.Inbox(core.InboxQuery{Scope: func(r core.RunID) bool { return r == "a" }, Limit: 100})
+	require.Equal(t, list, g.PendingIn("a"), "what the inbox lists of the run")
+	stepOK(t, g, core.Command{Op: core.OpDecide, Run: "b", Key: "x", Decision: core.Approve})
+	require.Empty(t, g.PendingIn("b"), "decided")
+}
+
 // TestCommandNoteIsVersion3: a command with a note is written as version 3, its
 // three strings after now; one without keeps version 1's bytes, so that a log
 // written before notes replays as it did. A version 3 record with no note, or with
