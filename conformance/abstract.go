@@ -113,7 +113,8 @@ func errCode(err error) string {
 // command turns a model operation into the core's command over the given run name:
 // the model's action is the core's operation of the same name. Admits and decides of
 // every other key (noted) carry a note the model does not have: a description and an
-// args digest, a reason.
+// args digest, a reason; cancels and fences of every other run a reason, and its
+// decides, cancels and fences who asked.
 func command(op model.Op, run core.RunID) core.Command {
 	o, ok := core.ParseOp(strings.ToLower(op.Action))
 	if !ok || o == core.OpStatus {
@@ -123,6 +124,15 @@ func command(op model.Op, run core.RunID) core.Command {
 	c.Decision, _ = core.ParseDecision(op.Decision)
 	c.Outcome, _ = core.ParseOutcome(op.Outcome)
 	c.Description, c.ArgsDigest, c.Reason = note(op)
+	if c.Reason == "" {
+		c.Reason = runNote(op)
+	}
+	if noted(op.Run) { // who asked, for the audit trail: no decision reads it either
+		switch o {
+		case core.OpDecide, core.OpCancel, core.OpFence:
+			c.By = "token of " + op.Run
+		}
+	}
 	return c
 }
 
@@ -143,6 +153,15 @@ func note(op model.Op) (description, digest, reason string) {
 	return "", "", ""
 }
 
-// noted reports whether key's admits and decides carry a note: every other key (its
-// last byte odd), so that both kinds meet in one run.
+// runNote is the reason command gives a cancel or a fence of run (every other run).
+func runNote(op model.Op) string {
+	if noted(op.Run) && (op.Action == model.ActCancel || op.Action == model.ActFence) {
+		return op.Action + " of " + op.Run
+	}
+	return ""
+}
+
+// noted reports whether key's admits and decides carry a note, and run's decides,
+// cancels and fences who asked: every other one (its last byte odd), so that both
+// kinds meet.
 func noted(key string) bool { return key != "" && key[len(key)-1]%2 == 1 }

@@ -35,18 +35,18 @@ func init() {
 // its own: its call returns the gate's answer and the line that shows it to people.
 type runCall struct {
 	name, summary, about string
-	call                 func(ctx context.Context, c *client.Client, run string) (res proto.Result, line string, err error)
+	call                 func(ctx context.Context, c *client.Client, run string, o client.RunOptions) (res proto.Result, line string, err error)
 }
 
 var runCalls = []runCall{
 	{name: "cancel", summary: "cancel a run (operator)", about: "Cancels RUN: nothing of it is admitted again. Needs an operator token.",
-		call: func(ctx context.Context, c *client.Client, run string) (proto.Result, string, error) {
-			r, err := c.Cancel(ctx, run)
+		call: func(ctx context.Context, c *client.Client, run string, o client.RunOptions) (proto.Result, string, error) {
+			r, err := c.CancelWith(ctx, run, o)
 			return &r, fmt.Sprintf("run %s %s epoch=%d\n", shown(string(r.Run)), r.Status, r.Epoch), err
 		}},
 	{name: "fence", summary: "move a run to a new epoch (operator)", about: "Moves RUN to a new epoch: older attempts are fenced. Needs an operator token.",
-		call: func(ctx context.Context, c *client.Client, run string) (proto.Result, string, error) {
-			r, err := c.Fence(ctx, run)
+		call: func(ctx context.Context, c *client.Client, run string, o client.RunOptions) (proto.Result, string, error) {
+			r, err := c.FenceWith(ctx, run, o)
 			return &r, fmt.Sprintf("run %s epoch=%d\n", shown(string(r.Run)), r.Epoch), err
 		}},
 }
@@ -55,8 +55,9 @@ func (rc runCall) usage() string { return "soundgate " + rc.name + " [flags] RUN
 
 func (rc runCall) main(args []string) int {
 	cf := newCall(rc.name, rc.usage(), rc.about)
+	reason := cf.fs.String("reason", "", "why, kept in the gate's audit trail (soundgate audit; at most 512 bytes)")
 	return cf.runOnly(args, func(ctx context.Context, c *client.Client, run string) (proto.Result, int, error) {
-		r, line, err := rc.call(ctx, c, run)
+		r, line, err := rc.call(ctx, c, run, client.RunOptions{Reason: *reason})
 		cf.show(err, "%s", line)
 		return r, exitOK, err
 	})

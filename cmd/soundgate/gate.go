@@ -6,8 +6,11 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
+	"sync/atomic"
 	"time"
 
+	"github.com/soundgate/soundgate/impl/audit"
 	"github.com/soundgate/soundgate/impl/core"
 	"github.com/soundgate/soundgate/impl/node"
 	"github.com/soundgate/soundgate/impl/server"
@@ -41,7 +44,8 @@ type gateOptions struct {
 // gate is a started gate: the log, the node over it, the server, its listeners.
 type gate struct {
 	o      gateOptions
-	wlog   *wal.Log // nil in memory
+	wlog   *wal.Log     // nil in memory
+	trail  *audit.Trail // the audit trail beside the log; nil in memory
 	node   *node.Node
 	srv    *server.Server
 	served chan error // one result per listener
@@ -152,9 +156,24 @@ func (g *gate) openNode() (*node.Node, error) {
 	if g.o.wrapLog != nil {
 		cfg.Log = g.o.wrapLog(g.wlog)
 	}
+	var live atomic.Pointer[node.Node] // what a failed trail fails closed
+	trailPath := filepath.Join(g.o.data, audit.FileName)
+	if g.trail, err = audit.Open(trailPath, g.wlog.WaitDurable, func(err error) {
+		if n := live.Load(); n != nil {
+			n.Fail(fmt.Errorf("the audit trail %s: %w", trailPath, err))
+		}
+	}); err != nil {
+		return nil, fmt.Errorf("open the audit trail: %v", err)
+	}
+	cfg.Audit = g.trail
 	n, err := node.Recover(g.wlog, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("recover from %s: %v", g.o.data, err)
+	}
+	live.Store(n)
+	if err := g.trail.Sync(n.LastLSN()); err != nil { // what the replay filled in
+		n.Close()
+		return nil, fmt.Errorf("write the audit trail %s: %v", trailPath, err)
 	}
 	var runs int
 	n.Inspect(func(c *core.Gate) { runs = c.Len() })
@@ -280,6 +299,12 @@ func (g *gate) close() {
 }
 
 func (g *gate) closeLog() {
+	if g.trail != nil { // after the node, before the log: it writes what the log made durable
+		if err := g.trail.Close(); err != nil {
+			g.o.logger.Error("audit trail", "err", err)
+		}
+		g.trail = nil
+	}
 	if g.wlog != nil {
 		g.wlog.Close()
 		g.wlog = nil

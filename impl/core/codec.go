@@ -25,6 +25,9 @@ import (
 //	| version 3 | op ... now  | now | description | args digest | reason |
 //	+-----------+---- ... ----+-----+-------------+-------------+--------+
 //
+// A Command that says who asked (By: a decide, a cancel or a fence from the wire)
+// is written as version 4: version 3's three strings, then by.
+//
 // Every other Command keeps the bytes it always had, so that a log written before
 // notes existed replays as it did, and one written after without notes is read by an
 // older build.
@@ -35,6 +38,8 @@ const (
 	commandVersion = 2 // 2: upto follows now; 1 ends at now
 	// commandNoteVersion: a note's three strings follow now (no upto).
 	commandNoteVersion = 3
+	// commandByVersion: version 3's strings, then by.
+	commandByVersion = 4
 	// snapshotVersion 2: the retired ids follow the count of runs (1 has none); 3: the
 	// watermark comes before them (a gate with no watermark wrote version 2); 4: the
 	// watermark is always there ("": none), and each effect ends with its note (a
@@ -51,6 +56,8 @@ func AppendCommand(buf []byte, c Command) []byte {
 	version := uint64(1)
 	note := c.Description != "" || c.ArgsDigest != "" || c.Reason != ""
 	switch {
+	case c.By != "":
+		version = commandByVersion
 	case note:
 		version = commandNoteVersion
 	case c.Upto:
@@ -66,10 +73,13 @@ func AppendCommand(buf []byte, c Command) []byte {
 	buf = binary.AppendUvarint(buf, uint64(c.Deadline))
 	buf = binary.AppendUvarint(buf, uint64(c.Now))
 	switch {
-	case note:
+	case note || c.By != "":
 		buf = appendString(buf, c.Description)
 		buf = appendString(buf, c.ArgsDigest)
 		buf = appendString(buf, c.Reason)
+		if c.By != "" {
+			buf = appendString(buf, c.By)
+		}
 	case c.Upto:
 		buf = append(buf, 1)
 	}
@@ -81,7 +91,7 @@ func DecodeCommand(b []byte) (Command, error) {
 	d := decoder{b: b}
 	var c Command
 	version := d.uvarint()
-	if version < 1 || version > commandNoteVersion {
+	if version < 1 || version > commandByVersion {
 		return Command{}, ErrCodec
 	}
 	c.Op = Op(d.byte())
@@ -100,10 +110,14 @@ func DecodeCommand(b []byte) (Command, error) {
 		c.Upto = d.byte() == 1 && c.Op == OpRetire
 		d.err = d.err || !c.Upto
 	case commandNoteVersion:
-		// written only when a note is there, and only an admit or a decide has one
+		// written only when a note is there, one its op may carry (checkNote)
 		c.Description, c.ArgsDigest, c.Reason = d.string(), d.string(), d.string()
 		some := c.Description != "" || c.ArgsDigest != "" || c.Reason != ""
-		d.err = d.err || !some || (c.Op != OpAdmit && c.Op != OpDecide)
+		d.err = d.err || !some || c.checkNote() != nil
+	case commandByVersion:
+		// written only with a by, on an op that may carry one
+		c.Description, c.ArgsDigest, c.Reason, c.By = d.string(), d.string(), d.string(), d.string()
+		d.err = d.err || c.By == "" || c.checkNote() != nil
 	}
 	if d.err || len(d.b) != 0 || !logged(c.Op) {
 		return Command{}, ErrCodec

@@ -3,6 +3,8 @@ package core
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -35,6 +37,8 @@ type Note struct {
 const (
 	DescriptionBytesMax = 512
 	ReasonBytesMax      = 512
+	// ByBytesMax bounds Command.By, a token's name (the roles file refuses longer).
+	ByBytesMax = 128
 	// noteOverheadBytes is what the state's budget counts of a Note besides its
 	// texts (budget.go).
 	noteOverheadBytes = 64
@@ -93,31 +97,47 @@ func CheckArgsDigest(s string) error {
 var errNotDigest = errors.New(`not "sha256:" and 64 lower-case hexadecimal digits, nor "sha512:" and 128`)
 
 // checkNote refuses the notes a command cannot carry: a description or an args
-// digest on anything but an admit, a reason on anything but a decide, or one that
-// fails its check. The refusal is ErrInvalid, saying which.
+// digest on anything but an admit, a reason or a by on anything but a decide, a
+// cancel or a fence, or one that fails its check. The refusal is ErrInvalid, saying
+// which.
 func (c *Command) checkNote() error {
-	if c.Description == "" && c.ArgsDigest == "" && c.Reason == "" {
+	if c.Description == "" && c.ArgsDigest == "" && c.Reason == "" && c.By == "" {
 		return nil
 	}
+	byOperator := []Op{OpDecide, OpCancel, OpFence}
 	for _, f := range [...]struct {
 		name, v string
-		op      Op
+		ops     []Op
 		check   func(string) error
 	}{
-		{"description", c.Description, OpAdmit, func(s string) error { return CheckNoteText(s, DescriptionBytesMax) }},
-		{"args_digest", c.ArgsDigest, OpAdmit, CheckArgsDigest},
-		{"reason", c.Reason, OpDecide, func(s string) error { return CheckNoteText(s, ReasonBytesMax) }},
+		{"description", c.Description, []Op{OpAdmit}, func(s string) error { return CheckNoteText(s, DescriptionBytesMax) }},
+		{"args_digest", c.ArgsDigest, []Op{OpAdmit}, CheckArgsDigest},
+		{"reason", c.Reason, byOperator, func(s string) error { return CheckNoteText(s, ReasonBytesMax) }},
+		{"by", c.By, byOperator, CheckBy},
 	} {
 		if f.v == "" {
 			continue
 		}
 		err := f.check(f.v)
-		if c.Op != f.op {
-			err = fmt.Errorf("only %s carries one, not %s", f.op, c.Op)
+		if !slices.Contains(f.ops, c.Op) {
+			err = fmt.Errorf("only %v carry one, not %s", f.ops, c.Op)
 		}
 		if err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrInvalid, f.name, err)
 		}
+	}
+	return nil
+}
+
+// CheckBy reports why s cannot be a Command.By (a token's name), or nil: at most
+// ByBytesMax bytes of UTF-8 and no control character at all, not even a tab or a
+// line feed (it is shown on one line).
+func CheckBy(s string) error {
+	if err := CheckNoteText(s, ByBytesMax); err != nil {
+		return err
+	}
+	if i := strings.IndexAny(s, "\t\n"); i >= 0 {
+		return fmt.Errorf("control character %U at byte %d", rune(s[i]), i)
 	}
 	return nil
 }

@@ -54,9 +54,17 @@ func TestNoteRefusals(t *testing.T) {
 		{"description on a decide", "description", reject(func(c *core.Command) { c.Description = "what" })},
 		{"digest on a decide", "args_digest", reject(func(c *core.Command) { c.ArgsDigest = digest })},
 		{"description on an open", "description", core.Command{Op: core.OpOpen, Run: "n", Description: "x"}},
-		{"reason on a cancel", "reason", core.Command{Op: core.OpCancel, Run: "r", Reason: "x"}},
+		{"reason on an open", "reason", core.Command{Op: core.OpOpen, Run: "n", Reason: "x"}},
 		{"reason on a complete", "reason", core.Command{Op: core.OpComplete, Run: "r", Key: "a", Outcome: core.OutcomeOK, Reason: "x"}},
 		{"digest on a status", "args_digest", core.Command{Op: core.OpStatus, Run: "r", ArgsDigest: digest}},
+		{"description on a cancel", "description", core.Command{Op: core.OpCancel, Run: "r", Description: "x"}},
+		{"by on an admit", "by", gated(func(c *core.Command) { c.By = "alice" })},
+		{"by on a complete", "by", core.Command{Op: core.OpComplete, Run: "r", Key: "a", Outcome: core.OutcomeOK, By: "alice"}},
+		{"by over 128 bytes", "by", reject(func(c *core.Command) { c.By = strings.Repeat("b", core.ByBytesMax+1) })},
+		{"by with a tab", "by", reject(func(c *core.Command) { c.By = "al\tice" })},
+		{"by with a line feed", "by", reject(func(c *core.Command) { c.By = "al\nice" })},
+		{"by with ESC", "by", core.Command{Op: core.OpCancel, Run: "r", By: "\x1b[2J"}},
+		{"by not UTF-8", "by", core.Command{Op: core.OpFence, Run: "r", By: "a\xff"}},
 	}
 	g := runWith(t, func(g *core.Gate) {
 		must(admit(g, "r", "a", 1, false, 0))
@@ -80,6 +88,9 @@ func TestNoteRefusals(t *testing.T) {
 		{"description with U+FFFD and a bidi mark", gated(func(c *core.Command) { c.Description = "\ufffd\u202e\u200b" })},
 		{"sha512 digest", gated(func(c *core.Command) { c.ArgsDigest = "sha512:" + strings.Repeat("ab", 64) })},
 		{"reason of 512 bytes", reject(func(c *core.Command) { c.Reason = long })},
+		{"by of 128 bytes on a decide", reject(func(c *core.Command) { c.By = strings.Repeat("é", core.ByBytesMax/2) })},
+		{"reason and by on a cancel", core.Command{Op: core.OpCancel, Run: "r", Reason: "runaway", By: "ops"}},
+		{"reason and by on a fence", core.Command{Op: core.OpFence, Run: "r", Reason: "new attempt", By: "ops"}},
 	}
 	for _, tc := range good {
 		g := runWith(t, func(g *core.Gate) { must(admit(g, "r", "p", 1, true, 0)) })
@@ -202,8 +213,8 @@ func stepOK(t *testing.T, g *core.Gate, c core.Command) core.Reply {
 	return rep
 }
 
-// withNotes returns cmds with a note on every admit and decide: a description, a
-// digest or a reason drawn from rng (some with none).
+// withNotes returns cmds with a note on every admit, decide, cancel and fence: a
+// description, a digest, a reason or who asked, drawn from rng (some with none).
 func withNotes(rng *rand.Rand, cmds []core.Command) []core.Command {
 	out := slices.Clone(cmds)
 	for i := range out {
@@ -215,9 +226,12 @@ func withNotes(rng *rand.Rand, cmds []core.Command) []core.Command {
 			if rng.IntN(2) == 0 {
 				c.ArgsDigest = digest
 			}
-		case core.OpDecide:
+		case core.OpDecide, core.OpCancel, core.OpFence:
 			if rng.IntN(4) > 0 {
 				c.Reason = fmt.Sprintf("because %d", i)
+			}
+			if rng.IntN(2) == 0 {
+				c.By = fmt.Sprintf("token-%d", rng.IntN(3))
 			}
 		}
 	}
@@ -233,7 +247,7 @@ func TestNotesChangeNoDecision(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 12))
 		notes := withNotes(rng, cmds)
 		for i := range cmds {
-			cmds[i].Description, cmds[i].ArgsDigest, cmds[i].Reason = "", "", ""
+			cmds[i].Description, cmds[i].ArgsDigest, cmds[i].Reason, cmds[i].By = "", "", "", ""
 		}
 		for i, c := range notes {
 			want, got := plain.Step(cmds[i]), noted.Step(c)
@@ -411,8 +425,8 @@ func TestPendingIn(t *testing.T) {
 // written before notes replays as it did. A version 3 record with no note, or with
 // one on an op that has none, is malformed.
 func TestCommandNoteIsVersion3(t *testing.T) {
-	c := core.Command{Op: core.OpAdmit, Run: "r", Key: "k", Epoch: 1, Gated: true, Now: 7, Description: "ab", ArgsDigest: "d"}
-	want := []byte{3, 2, 1, 'r', 1, 'k', 1, 1, 0, 0, 0, 0, 7, 2, 'a', 'b', 1, 'd', 0}
+	c := core.Command{Op: core.OpAdmit, Run: "r", Key: "k", Epoch: 1, Gated: true, Now: 7, Description: "ab", ArgsDigest: digest}
+	want := append(append([]byte{3, 2, 1, 'r', 1, 'k', 1, 1, 0, 0, 0, 0, 7, 2, 'a', 'b', byte(len(digest))}, digest...), 0)
 	require.Equal(t, want, core.AppendCommand(nil, c))
 	require.Equal(t, c, must(core.DecodeCommand(want)))
 	d := core.Command{Op: core.OpDecide, Run: "r", Key: "k", Decision: core.Reject, Now: 8, Reason: "no"}
@@ -421,7 +435,7 @@ func TestCommandNoteIsVersion3(t *testing.T) {
 	require.Equal(t, d, must(core.DecodeCommand(wantD)))
 	for _, one := range []core.Command{
 		{Op: core.OpAdmit, Run: "r", Key: "k", Epoch: 1, Description: "only"},
-		{Op: core.OpAdmit, Run: "r", Key: "k", Epoch: 1, ArgsDigest: "only"},
+		{Op: core.OpAdmit, Run: "r", Key: "k", Epoch: 1, ArgsDigest: digest},
 	} {
 		b := core.AppendCommand(nil, one)
 		require.Equal(t, byte(3), b[0], "%+v: a note of one text is version 3", one)
@@ -435,13 +449,44 @@ func TestCommandNoteIsVersion3(t *testing.T) {
 		require.ErrorIs(t, err, core.ErrCodec, "version %d", version)
 	}
 	for name, bad := range map[string][]byte{
-		"no note":            {3, 2, 1, 'r', 1, 'k', 1, 1, 0, 0, 0, 0, 7, 0, 0, 0},
-		"a note on a cancel": {3, 5, 1, 'r', 0, 0, 0, 0, 0, 0, 0, 7, 1, 'x', 0, 0},
-		"a note on a retire": {3, 9, 1, 'r', 0, 0, 0, 0, 0, 0, 0, 7, 1, 'x', 0, 0},
-		"a string cut short": {3, 2, 1, 'r', 1, 'k', 1, 1, 0, 0, 0, 0, 7, 2, 'a'},
-		"the reason missing": {3, 2, 1, 'r', 1, 'k', 1, 1, 0, 0, 0, 0, 7, 1, 'a', 0},
-		"a trailing byte":    append(append([]byte(nil), want...), 0),
-		"version 4":          append([]byte{4}, want[1:]...),
+		"no note":                   {3, 2, 1, 'r', 1, 'k', 1, 1, 0, 0, 0, 0, 7, 0, 0, 0},
+		"a description on a cancel": {3, 5, 1, 'r', 0, 0, 0, 0, 0, 0, 0, 7, 1, 'x', 0, 0},
+		"a reason with a control":   {3, 3, 1, 'r', 1, 'k', 0, 0, 2, 0, 0, 0, 8, 0, 0, 1, 7},
+		"a digest that is none":     {3, 2, 1, 'r', 1, 'k', 1, 1, 0, 0, 0, 0, 7, 0, 1, 'd', 0},
+		"a note on a retire":        {3, 9, 1, 'r', 0, 0, 0, 0, 0, 0, 0, 7, 1, 'x', 0, 0},
+		"a string cut short":        {3, 2, 1, 'r', 1, 'k', 1, 1, 0, 0, 0, 0, 7, 2, 'a'},
+		"the reason missing":        {3, 2, 1, 'r', 1, 'k', 1, 1, 0, 0, 0, 0, 7, 1, 'a', 0},
+		"a trailing byte":           append(append([]byte(nil), want...), 0),
+		"version 4":                 append([]byte{4}, want[1:]...),
+	} {
+		_, err := core.DecodeCommand(bad)
+		require.ErrorIs(t, err, core.ErrCodec, name)
+	}
+}
+
+// TestCommandByIsVersion4: a command that says who asked is written as version 4,
+// version 3's strings then by; a version 4 record without a by, or with one on an
+// op that has none, is malformed.
+func TestCommandByIsVersion4(t *testing.T) {
+	for _, tc := range []struct {
+		c    core.Command
+		want []byte
+	}{
+		{core.Command{Op: core.OpDecide, Run: "r", Key: "k", Decision: core.Approve, Now: 8, By: "al"},
+			[]byte{4, 3, 1, 'r', 1, 'k', 0, 0, 1, 0, 0, 0, 8, 0, 0, 0, 2, 'a', 'l'}},
+		{core.Command{Op: core.OpCancel, Run: "r", Now: 9, Reason: "no", By: "op"},
+			[]byte{4, 5, 1, 'r', 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 2, 'n', 'o', 2, 'o', 'p'}},
+		{core.Command{Op: core.OpFence, Run: "r", Now: 9, By: "op"},
+			[]byte{4, 6, 1, 'r', 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 2, 'o', 'p'}},
+	} {
+		require.Equal(t, tc.want, core.AppendCommand(nil, tc.c), "%+v", tc.c)
+		require.Equal(t, tc.c, must(core.DecodeCommand(tc.want)))
+	}
+	for name, bad := range map[string][]byte{
+		"no by":            {4, 6, 1, 'r', 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0},
+		"a by on an admit": {4, 2, 1, 'r', 1, 'k', 1, 1, 0, 0, 0, 0, 7, 0, 0, 0, 2, 'o', 'p'},
+		"a by with a tab":  {4, 6, 1, 'r', 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 2, 'o', '\t'},
+		"the by cut short": {4, 6, 1, 'r', 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 2, 'o'},
 	} {
 		_, err := core.DecodeCommand(bad)
 		require.ErrorIs(t, err, core.ErrCodec, name)

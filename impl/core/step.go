@@ -47,7 +47,10 @@ type Command struct {
 	// and with the decided effect; no decision reads them.
 	Description string // Admit: what the effect would do, for the approver
 	ArgsDigest  string // Admit: a digest of its arguments ("sha256:<hex>")
-	Reason      string // Decide: why
+	Reason      string // Decide, Cancel, Fence: why
+	// By is who asked: the name of the token (never the token), for the audit trail
+	// (docs/audit.md). Decide, Cancel and Fence carry it; no action reads it.
+	By string
 }
 
 // Reply is the core's answer to one Command, and what the shell must do with it.

@@ -72,6 +72,9 @@ type Config struct {
 	// back and per start (trace.go): what trace validation replays against the spec.
 	// Nil costs nothing.
 	Trace io.Writer
+	// Audit, if set, records the changes the audit trail keeps (watch.go); a
+	// snapshot waits for it before the log forgets the records it covers.
+	Audit Audit
 }
 
 // The node's own refusals; the core's are *core.Error values in Answer.Err.
@@ -244,7 +247,8 @@ func (n *Node) applyLocked(c core.Command) (core.Reply, error) {
 	}
 	before := n.gate.PendingOf(c.Run) // a command changes its own run's approvals only
 	var listed []core.Approval        // the run's approvals, for the watchers
-	if len(n.watchers) > 0 && before > 0 && mayChangeApprovals(c.Op) {
+	tell := len(n.watchers) > 0 || n.cfg.Audit != nil
+	if tell && before > 0 && mayChangeApprovals(c.Op) {
 		listed = n.gate.PendingIn(c.Run)
 	}
 	rep := n.gate.Step(c)
@@ -255,7 +259,7 @@ func (n *Node) applyLocked(c core.Command) (core.Reply, error) {
 		if err != nil {
 			return core.Reply{}, err
 		}
-		if len(n.watchers) > 0 {
+		if tell {
 			n.tellLocked(c, rep, listed)
 		}
 	} else {
@@ -328,6 +332,14 @@ func (n *Node) failLocked(err error) {
 	n.failed = err
 	n.log.Error("log failed: refusing every request until restart (fail closed)", "err", err)
 	n.releaseAllLocked(n.refusalLocked())
+}
+
+// Fail puts the node in its fail-closed state for err, a failure outside its log
+// (the audit trail could not write): every request is refused until a restart.
+func (n *Node) Fail(err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.failLocked(err)
 }
 
 // Failed returns why the node refuses every request, or nil while it is healthy.

@@ -24,7 +24,7 @@ func Recover(l *wal.Log, cfg Config) (*Node, error) {
 		cfg.Log = l
 	}
 	g := core.New(core.Unbounded()) // each record passed the limits of its time
-	last, err := replay(l, g)
+	last, err := replay(l, g, cfg.Audit)
 	if err != nil {
 		return nil, err
 	}
@@ -38,9 +38,9 @@ func Recover(l *wal.Log, cfg Config) (*Node, error) {
 	return newNode(cfg, g, last), nil
 }
 
-// replay applies l's snapshot and records to g, and returns the position of the last
-// record applied.
-func replay(l *wal.Log, g *core.Gate) (wal.LSN, error) {
+// replay applies l's snapshot and records to g, telling audit (if any) of each
+// record's change, and returns the position of the last record applied.
+func replay(l *wal.Log, g *core.Gate, audit Audit) (wal.LSN, error) {
 	var last wal.LSN
 	err := l.Replay(func(upto wal.LSN, state []byte) error {
 		if err := g.UnmarshalBinary(state); err != nil {
@@ -53,8 +53,16 @@ func replay(l *wal.Log, g *core.Gate) (wal.LSN, error) {
 		if err != nil {
 			return fmt.Errorf("%w: record %d: %v", ErrReplay, lsn, err)
 		}
-		if err := replayStep(g, c); err != nil {
+		var before []core.Approval
+		if audit != nil && mayChangeApprovals(c.Op) {
+			before = g.PendingIn(c.Run)
+		}
+		rep, err := replayStep(g, c)
+		if err != nil {
 			return fmt.Errorf("%w: record %d %v", ErrReplay, lsn, err)
+		}
+		if audit != nil {
+			audit.Record(changeOf(g, lsn, c, rep, before), true)
 		}
 		last = lsn
 		return nil
@@ -64,11 +72,12 @@ func replay(l *wal.Log, g *core.Gate) (wal.LSN, error) {
 
 // replayStep applies one logged command: it must change the state, as it did when
 // it was logged.
-func replayStep(g *core.Gate, c core.Command) error {
-	if rep := g.Step(c); rep.Err != nil || !rep.Persist {
-		return fmt.Errorf("(%s %s) did not change the state on replay (err %v)", c.Op, c.Run, rep.Err)
+func replayStep(g *core.Gate, c core.Command) (core.Reply, error) {
+	rep := g.Step(c)
+	if rep.Err != nil || !rep.Persist {
+		return rep, fmt.Errorf("(%s %s) did not change the state on replay (err %v)", c.Op, c.Run, rep.Err)
 	}
-	return nil
+	return rep, nil
 }
 
 // Restore returns a node over the state a snapshot encoded (core.Gate.MarshalBinary, or a core.Cut),

@@ -2,6 +2,7 @@ package node
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -182,6 +183,12 @@ func (s *snapshotter) take() {
 		}
 	}
 	encoded := time.Since(began)
+	if a := s.n.cfg.Audit; a != nil {
+		if err := a.Sync(upto); err != nil { // the log would forget what the trail lacks
+			s.failed(upto, fmt.Errorf("the audit trail: %w", err))
+			return
+		}
+	}
 	if err := w.Commit(); err != nil {
 		s.failed(upto, err)
 		return

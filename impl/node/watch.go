@@ -51,20 +51,42 @@ func mayChangeApprovals(op core.Op) bool {
 	return false
 }
 
-// tellLocked tells the watchers of the change c made, rep being its reply and before
-// the run's pending approvals before it.
+// tellLocked tells the watchers and the audit trail of the change c made, rep
+// being its reply and before the run's pending approvals before it.
 func (n *Node) tellLocked(c core.Command, rep core.Reply, before []core.Approval) {
-	ch := Change{LSN: n.lastLSN, Cmd: c, TimedOut: c.Op == core.OpTimeout || (c.Op == core.OpAdmit && rep.Wake)}
+	ch := changeOf(n.gate, n.lastLSN, c, rep, before)
+	if n.cfg.Audit != nil {
+		n.cfg.Audit.Record(ch, false)
+	}
+	for _, f := range n.watchers {
+		f(ch)
+	}
+}
+
+// changeOf is the change c made to g, logged at lsn, rep being its reply and before
+// the run's pending approvals before it.
+func changeOf(g *core.Gate, lsn wal.LSN, c core.Command, rep core.Reply, before []core.Approval) Change {
+	ch := Change{LSN: lsn, Cmd: c, TimedOut: c.Op == core.OpTimeout || (c.Op == core.OpAdmit && rep.Wake)}
 	if mayChangeApprovals(c.Op) {
-		after := n.gate.PendingIn(c.Run)
+		after := g.PendingIn(c.Run)
 		ch.Closed = missing(before, after)
 		if opened := missing(after, before); len(opened) == 1 {
 			ch.Opened = &opened[0]
 		}
 	}
-	for _, f := range n.watchers {
-		f(ch)
-	}
+	return ch
+}
+
+// Audit is where the node records what the audit trail keeps (impl/audit): every
+// change it logs, and, in Recover, every change it replays, in the log's order.
+type Audit interface {
+	// Record takes one change, with the node's lock held: it must not block.
+	// replayed: the change was replayed from the log, not applied now.
+	Record(ch Change, replayed bool)
+	// Sync returns once every change recorded up to lsn is durable in the trail.
+	// A snapshot calls it before the log may forget the records it covers, so
+	// that no change is in neither.
+	Sync(lsn wal.LSN) error
 }
 
 // missing returns the approvals of a whose keys b lacks; both are of one run, in the

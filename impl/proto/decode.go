@@ -421,8 +421,8 @@ var methodFields = [...]struct{ allowed, required uint16 }{
 	MethodAdmit:    {bRun | bKey | bEpoch | bGated | bWaitMs | bDescription | bArgsDigest, bRun | bKey | bEpoch},
 	MethodDecide:   {bRun | bKey | bDecision | bReason, bRun | bKey | bDecision},
 	MethodComplete: {bRun | bKey | bOutcome | bResult, bRun | bKey | bOutcome},
-	MethodCancel:   {bRun, bRun},
-	MethodFence:    {bRun, bRun},
+	MethodCancel:   {bRun | bReason, bRun},
+	MethodFence:    {bRun | bReason, bRun},
 	MethodStatus:   {bRun | bKey, bRun},
 	MethodPending:  {bLimit | bCursor, 0},
 }

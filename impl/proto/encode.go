@@ -56,6 +56,9 @@ func AppendRequest(dst []byte, req *Request) []byte {
 		}
 	case MethodCancel, MethodFence:
 		dst = appendStr(dst, "run", string(req.Run), true)
+		if req.Reason != "" {
+			dst = appendStr(dst, "reason", req.Reason, false)
+		}
 	case MethodStatus:
 		dst = appendStr(dst, "run", string(req.Run), true)
 		if req.Key != "" {

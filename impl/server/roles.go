@@ -156,6 +156,8 @@ func ParseRoles(b []byte, o RolesOptions) (*Roles, error) {
 		switch {
 		case e.name == "":
 			return nil, &RolesError{Line: e.line, Reason: `a token needs a "name" (for logs and the audit trail)`}
+		case core.CheckBy(e.name) != nil: // the audit trail records it, on one line
+			return nil, &RolesError{Line: e.line, Reason: fmt.Sprintf("token name %q: %v", e.name, core.CheckBy(e.name))}
 		case names[e.name] != 0:
 			return nil, bad("the name is also on line %d", names[e.name])
 		case !e.has["role"]:

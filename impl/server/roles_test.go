@@ -55,6 +55,8 @@ func TestRolesFileRefusesWhatWouldWiden(t *testing.T) {
 		{"token a number", `{"tokens": [{"name": "a", "token": 12, "role": "agent", "runs": ["*"]}]}`, 1, "must be a string"},
 		{"run pattern a number", `{"tokens": [{"name": "a", "token": "` + tokA + `", "role": "agent", "runs": [1]}]}`, 1, "must be a string"},
 		{"bad run pattern", `{"tokens": [{"name": "a", "token": "` + tokA + `", "role": "agent", "runs": ["[x"]}]}`, 1, "bad run pattern"},
+		{"name with a line feed", `{"tokens": [{"name": "a\nb", "token": "` + tokA + `", "role": "agent", "runs": ["*"]}]}`, 1, "token name"},
+		{"name over 128 bytes", `{"tokens": [{"name": "` + strings.Repeat("n", 129) + `", "token": "` + tokA + `", "role": "agent", "runs": ["*"]}]}`, 1, "over the limit of 128"},
 		{"empty run pattern", `{"tokens": [{"name": "a", "token": "` + tokA + `", "role": "agent", "runs": [""]}]}`, 1, "bad run pattern"},
 		{"weak: 16 bytes", `{"tokens": [{"name": "a", "token": "0123456789abcdef", "role": "agent", "runs": ["*"]}]}`, 1, "weak (16 bytes)"},
 		{"weak: one character", `{"tokens": [{"name": "a", "token": "` + strings.Repeat("x", 40) + `", "role": "agent", "runs": ["*"]}]}`, 1, "1 different characters"},

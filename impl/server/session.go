@@ -245,6 +245,10 @@ func (ss *session) request(req *proto.Request) (node.Request, bool) {
 	c := core.Command{Op: op, Run: req.Run, Key: req.Key, Epoch: req.Epoch, Gated: req.Gated,
 		Decision: req.Decision, Outcome: req.Outcome, Result: req.Result,
 		Description: req.Description, ArgsDigest: req.ArgsDigest, Reason: req.Reason}
+	switch op {
+	case core.OpDecide, core.OpCancel, core.OpFence: // who asked, for the audit trail
+		c.By = ss.cred.Name
+	}
 	if op == core.OpOpen && req.TimeoutMs > 0 {
 		c.Deadline = ss.s.node.Now() + core.Time(req.TimeoutMs)
 	}

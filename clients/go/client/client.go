@@ -500,15 +500,32 @@ func (c *Client) Complete(ctx context.Context, run, key string, o core.Outcome, 
 
 // Cancel cancels run (an operator's call).
 func (c *Client) Cancel(ctx context.Context, run string) (proto.CancelResult, error) {
+	return c.CancelWith(ctx, run, RunOptions{})
+}
+
+// RunOptions are the optional arguments of CancelWith and FenceWith.
+type RunOptions struct {
+	// Reason says why, kept in the gate's audit trail; at most proto.ReasonBytesMax
+	// bytes, no control character but tab and line feed.
+	Reason string
+}
+
+// CancelWith is Cancel with options: a reason.
+func (c *Client) CancelWith(ctx context.Context, run string, o RunOptions) (proto.CancelResult, error) {
 	var res proto.CancelResult
-	err := c.call(ctx, &proto.Request{Method: proto.MethodCancel, Run: core.RunID(run)}, &res)
+	err := c.call(ctx, &proto.Request{Method: proto.MethodCancel, Run: core.RunID(run), Reason: o.Reason}, &res)
 	return res, err
 }
 
 // Fence moves run to a new epoch (an operator's call).
 func (c *Client) Fence(ctx context.Context, run string) (proto.FenceResult, error) {
+	return c.FenceWith(ctx, run, RunOptions{})
+}
+
+// FenceWith is Fence with options: a reason.
+func (c *Client) FenceWith(ctx context.Context, run string, o RunOptions) (proto.FenceResult, error) {
 	var res proto.FenceResult
-	err := c.call(ctx, &proto.Request{Method: proto.MethodFence, Run: core.RunID(run)}, &res)
+	err := c.call(ctx, &proto.Request{Method: proto.MethodFence, Run: core.RunID(run), Reason: o.Reason}, &res)
 	return res, err
 }
 

@@ -182,8 +182,8 @@ var (
 			"wait_ms": {"int", 0, proto.WaitMsMax, false}, "description": text, "args_digest": {"digest", 1, 135, false}},
 		proto.MethodDecide:   {"run": run, "key": key, "decision": {"decision", 0, 0, true}, "reason": text},
 		proto.MethodComplete: {"run": run, "key": key, "outcome": {"outcome", 0, 0, true}, "result": {"string", 0, proto.ResultBytesMax, false}},
-		proto.MethodCancel:   {"run": run},
-		proto.MethodFence:    {"run": run},
+		proto.MethodCancel:   {"run": run, "reason": text},
+		proto.MethodFence:    {"run": run, "reason": text},
 		proto.MethodStatus:   {"run": run, "key": keyOpt},
 		proto.MethodPending:  {"limit": {"int", 1, 1000, false}, "cursor": {"cursor", 1, 1024, false}},
 	}
