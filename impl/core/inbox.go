@@ -132,3 +132,24 @@ func approvalOf(id RunID, run *Run, k Key) Approval {
 	}
 	return a
 }
+
+// ApprovalOf returns the approval of key k of run r with its note (a decided one
+// keeps its note, with the reason), and false when the gate holds no such effect:
+// the one approval a step opened or approved, read after it (node.Watch).
+func (g *Gate) ApprovalOf(r RunID, k Key) (Approval, bool) {
+	run := g.runs[r]
+	if run == nil {
+		return Approval{}, false
+	}
+	if _, ok := run.effects[k]; !ok {
+		return Approval{}, false
+	}
+	return approvalOf(r, run, k), true
+}
+
+// Due reports whether run r is active with a deadline that has passed at now: an
+// admit at now times it out first (Admit, step 2).
+func (g *Gate) Due(r RunID, now Time) bool {
+	run := g.runs[r]
+	return run != nil && run.due(now)
+}

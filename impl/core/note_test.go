@@ -62,6 +62,8 @@ func TestNoteRefusals(t *testing.T) {
 		{"by on a complete", "by", core.Command{Op: core.OpComplete, Run: "r", Key: "a", Outcome: core.OutcomeOK, By: "alice"}},
 		{"by over 128 bytes", "by", reject(func(c *core.Command) { c.By = strings.Repeat("b", core.ByBytesMax+1) })},
 		{"by with a tab", "by", reject(func(c *core.Command) { c.By = "al\tice" })},
+		{"by beginning with a line feed", "by", reject(func(c *core.Command) { c.By = "\nalice" })},
+		{"by of 129 bytes", "by", reject(func(c *core.Command) { c.By = strings.Repeat("b", 129) })},
 		{"by with a line feed", "by", reject(func(c *core.Command) { c.By = "al\nice" })},
 		{"by with ESC", "by", core.Command{Op: core.OpCancel, Run: "r", By: "\x1b[2J"}},
 		{"by not UTF-8", "by", core.Command{Op: core.OpFence, Run: "r", By: "a\xff"}},
@@ -88,7 +90,7 @@ func TestNoteRefusals(t *testing.T) {
 		{"description with U+FFFD and a bidi mark", gated(func(c *core.Command) { c.Description = "\ufffd\u202e\u200b" })},
 		{"sha512 digest", gated(func(c *core.Command) { c.ArgsDigest = "sha512:" + strings.Repeat("ab", 64) })},
 		{"reason of 512 bytes", reject(func(c *core.Command) { c.Reason = long })},
-		{"by of 128 bytes on a decide", reject(func(c *core.Command) { c.By = strings.Repeat("é", core.ByBytesMax/2) })},
+		{"by of 128 bytes on a decide", reject(func(c *core.Command) { c.By = strings.Repeat("é", 64) })},
 		{"reason and by on a cancel", core.Command{Op: core.OpCancel, Run: "r", Reason: "runaway", By: "ops"}},
 		{"reason and by on a fence", core.Command{Op: core.OpFence, Run: "r", Reason: "new attempt", By: "ops"}},
 	}
@@ -418,6 +420,36 @@ func TestPendingIn(t *testing.T) {
 	require.Equal(t, list, g.PendingIn("a"), "what the inbox lists of the run")
 	stepOK(t, g, core.Command{Op: core.OpDecide, Run: "b", Key: "x", Decision: core.Approve})
 	require.Empty(t, g.PendingIn("b"), "decided")
+}
+
+// TestApprovalOfAndDue: ApprovalOf reads one key's approval with its note, pending
+// or decided, and nothing for a key or a run the gate does not hold; Due says
+// whether an admit at a time would time its run out first.
+func TestApprovalOfAndDue(t *testing.T) {
+	g := core.New(core.DefaultLimits())
+	must(open(g, "a", 100))
+	must(open(g, "b", 0))
+	stepOK(t, g, core.Command{Op: core.OpAdmit, Run: "a", Key: "k", Epoch: 1, Gated: true, Now: 7, Description: "pay"})
+	a, ok := g.ApprovalOf("a", "k")
+	require.True(t, ok)
+	require.Equal(t, core.Approval{Run: "a", Key: "k", Note: core.Note{Since: 7, Description: "pay"}}, a)
+	stepOK(t, g, core.Command{Op: core.OpDecide, Run: "a", Key: "k", Decision: core.Approve, Reason: "fine"})
+	a, ok = g.ApprovalOf("a", "k")
+	require.True(t, ok, "a decided effect keeps its note")
+	require.Equal(t, core.Note{Since: 7, Description: "pay", Reason: "fine"}, a.Note)
+	for _, tc := range []struct{ run, key string }{{"a", "other"}, {"nobody", "k"}} {
+		_, ok := g.ApprovalOf(core.RunID(tc.run), core.Key(tc.key))
+		require.False(t, ok, "%s/%s", tc.run, tc.key)
+	}
+	for _, tc := range []struct {
+		run  string
+		now  core.Time
+		want bool
+	}{{"a", 99, false}, {"a", 100, true}, {"a", 5000, true}, {"b", 5000, false}, {"nobody", 5000, false}} {
+		require.Equal(t, tc.want, g.Due(core.RunID(tc.run), tc.now), "%s at %d", tc.run, tc.now)
+	}
+	must(timeout(g, "a"))
+	require.False(t, g.Due("a", 5000), "a timed-out run is not due again")
 }
 
 // TestCommandNoteIsVersion3: a command with a note is written as version 3, its

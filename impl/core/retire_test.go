@@ -384,6 +384,14 @@ func TestSnapshotVersionsBeyondAreRefused(t *testing.T) {
 		bad := append([]byte{version}, v4[1:]...)
 		require.ErrorIs(t, core.New(core.DefaultLimits()).UnmarshalBinary(bad), core.ErrCodec, "version %d", version)
 	}
+	// version 0 before bytes that read as version 1's, and 5 before bytes that read
+	// as version 4's but for the watermark (which only 3 and 4 have)
+	run := []byte{1, 'r', 1, 1, 0, 1, 1, 'k', 1, 1, 0, 0, 1, 1, 0}
+	v0 := append([]byte{0, 1}, run...)
+	v5 := append(append([]byte{5, 1, 0}, run...), 0)
+	for name, bad := range map[string][]byte{"version 0": v0, "version 5": v5} {
+		require.ErrorIs(t, core.New(core.DefaultLimits()).UnmarshalBinary(bad), core.ErrCodec, name)
+	}
 }
 
 // TestSnapshotVersion1IsRead: snapshots written before retirement (version 1, no

@@ -246,10 +246,10 @@ func (n *Node) applyLocked(c core.Command) (core.Reply, error) {
 		return core.Reply{}, err
 	}
 	before := n.gate.PendingOf(c.Run) // a command changes its own run's approvals only
-	var listed []core.Approval        // the run's approvals, for the watchers
 	tell := len(n.watchers) > 0 || n.cfg.Audit != nil
-	if tell && before > 0 && mayChangeApprovals(c.Op) {
-		listed = n.gate.PendingIn(c.Run)
+	var listed []core.Approval // for the watchers (watch.go)
+	if tell {
+		listed, _ = listBefore(n.gate, c)
 	}
 	rep := n.gate.Step(c)
 	if rep.Persist {
@@ -260,7 +260,7 @@ func (n *Node) applyLocked(c core.Command) (core.Reply, error) {
 			return core.Reply{}, err
 		}
 		if tell {
-			n.tellLocked(c, rep, listed)
+			n.tellLocked(c, rep, listed, before)
 		}
 	} else {
 		n.traceStepLocked(c, rep)

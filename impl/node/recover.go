@@ -54,15 +54,16 @@ func replay(l *wal.Log, g *core.Gate, audit Audit) (wal.LSN, error) {
 			return fmt.Errorf("%w: record %d: %v", ErrReplay, lsn, err)
 		}
 		var before []core.Approval
-		if audit != nil && mayChangeApprovals(c.Op) {
-			before = g.PendingIn(c.Run)
+		var pending int
+		if audit != nil {
+			before, pending = listBefore(g, c)
 		}
 		rep, err := replayStep(g, c)
 		if err != nil {
 			return fmt.Errorf("%w: record %d %v", ErrReplay, lsn, err)
 		}
 		if audit != nil {
-			audit.Record(changeOf(g, lsn, c, rep, before), true)
+			audit.Record(changeOf(g, lsn, c, rep, before, pending), true)
 		}
 		last = lsn
 		return nil

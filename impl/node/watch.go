@@ -41,20 +41,35 @@ func (n *Node) Watch(f func(Change)) (stop func()) {
 	}
 }
 
-// mayChangeApprovals reports whether a command of op can open or close an approval:
-// only then does applyLocked list the run's approvals for the watchers.
-func mayChangeApprovals(op core.Op) bool {
-	switch op {
-	case core.OpAdmit, core.OpDecide, core.OpCancel, core.OpFence, core.OpTimeout:
+// closesMany reports whether c, on a run with pending approvals, may close more
+// than the one approval it names (a reject, a cancel, a fence, a timeout, an admit
+// past the run's deadline): only then are the run's approvals listed before it.
+func closesMany(g *core.Gate, c core.Command) bool {
+	switch c.Op {
+	case core.OpCancel, core.OpFence, core.OpTimeout:
 		return true
+	case core.OpDecide:
+		return c.Decision == core.Reject
+	case core.OpAdmit:
+		return g.Due(c.Run, c.Now)
 	}
 	return false
 }
 
+// listBefore is what changeOf needs of the state before c: the run's pending
+// approvals when c may close many of them (nil otherwise), and how many there are.
+func listBefore(g *core.Gate, c core.Command) (before []core.Approval, pending int) {
+	pending = g.PendingOf(c.Run)
+	if pending > 0 && closesMany(g, c) {
+		before = g.PendingIn(c.Run)
+	}
+	return before, pending
+}
+
 // tellLocked tells the watchers and the audit trail of the change c made, rep
-// being its reply and before the run's pending approvals before it.
-func (n *Node) tellLocked(c core.Command, rep core.Reply, before []core.Approval) {
-	ch := changeOf(n.gate, n.lastLSN, c, rep, before)
+// being its reply, before and pending what listBefore said before it.
+func (n *Node) tellLocked(c core.Command, rep core.Reply, before []core.Approval, pending int) {
+	ch := changeOf(n.gate, n.lastLSN, c, rep, before, pending)
 	if n.cfg.Audit != nil {
 		n.cfg.Audit.Record(ch, false)
 	}
@@ -63,15 +78,23 @@ func (n *Node) tellLocked(c core.Command, rep core.Reply, before []core.Approval
 	}
 }
 
-// changeOf is the change c made to g, logged at lsn, rep being its reply and before
-// the run's pending approvals before it.
-func changeOf(g *core.Gate, lsn wal.LSN, c core.Command, rep core.Reply, before []core.Approval) Change {
+// changeOf is the change c made to g, logged at lsn, rep being its reply and
+// before and pending what listBefore said before it. It costs one step per
+// approval of the run only for a command that may close many; an admit or an
+// approve costs a lookup.
+func changeOf(g *core.Gate, lsn wal.LSN, c core.Command, rep core.Reply, before []core.Approval, pending int) Change {
 	ch := Change{LSN: lsn, Cmd: c, TimedOut: c.Op == core.OpTimeout || (c.Op == core.OpAdmit && rep.Wake)}
-	if mayChangeApprovals(c.Op) {
-		after := g.PendingIn(c.Run)
-		ch.Closed = missing(before, after)
-		if opened := missing(after, before); len(opened) == 1 {
-			ch.Opened = &opened[0]
+	now := g.PendingOf(c.Run)
+	switch {
+	case before != nil:
+		ch.Closed = missing(before, g.PendingIn(c.Run))
+	case c.Op == core.OpAdmit && now > pending: // a gated admit opened its approval
+		if a, ok := g.ApprovalOf(c.Run, c.Key); ok {
+			ch.Opened = &a
+		}
+	case c.Op == core.OpDecide && now < pending: // an approve closed its own
+		if a, ok := g.ApprovalOf(c.Run, c.Key); ok {
+			ch.Closed = []core.Approval{a}
 		}
 	}
 	return ch
