@@ -136,6 +136,7 @@ func (o *gateOptions) limitFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.server.ReservedConnections, "reserved-connections", 0, "of --max-connections, those agents may not take, kept for approvers and operators (0: a sixty-fourth of --max-connections, at most 64)")
 	fs.IntVar(&o.server.ConnectionsPerTokenMax, "max-connections-per-token", o.server.ConnectionsPerTokenMax, "open connections of one token")
 	fs.IntVar(&o.server.AdminConnectionsMax, "max-admin-connections", o.server.AdminConnectionsMax, "open connections of --admin-unix")
+	fs.IntVar(&o.server.WatchesMax, "max-watches", o.server.WatchesMax, "connections that watch the inbox at once (pending --watch; one more watch is refused with overloaded)")
 	fs.DurationVar(&o.server.HelloTimeout, "hello-timeout", o.server.HelloTimeout, "a connection that has not said hello this long after it was accepted is closed")
 	fs.DurationVar(&o.server.IdleTimeout, "idle-timeout", o.server.IdleTimeout, "an agent's connection with no admit waiting and no answer due, that has sent and been sent nothing this long, is closed; approvers' and operators' never are (0: the default)")
 	fs.IntVar(&o.waitersMax, "max-waiters", o.waitersMax, "admits waiting for a decision, across connections")
@@ -154,7 +155,7 @@ func (o *gateOptions) check() error {
 		{"max-connections-per-token", o.server.ConnectionsPerTokenMax},
 		{"max-admin-connections", o.server.AdminConnectionsMax}, {"max-waiters-per-token", o.server.WaitersPerTokenMax},
 		{"max-runs-per-token", o.server.RunsPerTokenMax}, {"max-result-bytes-per-token", o.server.ResultBytesPerTokenMax},
-		{"max-retired", o.core.RetiredMax}} {
+		{"max-retired", o.core.RetiredMax}, {"max-watches", o.server.WatchesMax}} {
 		if f.v < 1 {
 			return fmt.Errorf("--%s must be at least 1", f.name)
 		}

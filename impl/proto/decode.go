@@ -425,6 +425,8 @@ var methodFields = [...]struct{ allowed, required uint16 }{
 	MethodFence:    {bRun | bReason, bRun},
 	MethodStatus:   {bRun | bKey, bRun},
 	MethodPending:  {bLimit | bCursor, 0},
+	MethodWatch:    {0, 0},
+	MethodUnwatch:  {0, 0},
 }
 
 // fieldRange gives the range lo..hi of each integer field's value and of each string

@@ -72,6 +72,7 @@ func AppendRequest(dst []byte, req *Request) []byte {
 		if req.Cursor != "" {
 			dst = appendStr(dst, "cursor", req.Cursor, first)
 		}
+	case MethodWatch, MethodUnwatch: // no params
 	}
 	return append(dst, "}}\n"...)
 }

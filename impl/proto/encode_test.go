@@ -105,7 +105,7 @@ func TestValidate(t *testing.T) {
 		{"empty string id with an int", Request{ID: ID{Kind: IDString, Int: 1}, Method: MethodCancel, Run: "r"}, ErrInvalidRequest, "id", "", false},
 		{"id of an unknown kind", Request{ID: ID{Kind: 3, Int: 1}, Method: MethodCancel, Run: "r"}, ErrInvalidRequest, "id", "", false},
 		{"no method", Request{ID: id, Run: "r"}, ErrUnknownMethod, "method", "", false},
-		{"method past the last", Request{ID: id, Method: MethodPending + 1, Run: "r"}, ErrUnknownMethod, "method", "", false},
+		{"method past the last", Request{ID: id, Method: MethodUnwatch + 1, Run: "r"}, ErrUnknownMethod, "method", "", false},
 		{"method far past the last", Request{ID: id, Method: 200, Run: "r"}, ErrUnknownMethod, "method", "", false},
 		{"version at the bound", Request{ID: id, Method: MethodHello, Version: IntMax, Token: "t"}, nil, "", "", true},
 		{"version negative", Request{ID: id, Method: MethodHello, Version: -1, Token: "t"}, ErrOutOfRange, "params.version", "must be in 1..9007199254740991", true},

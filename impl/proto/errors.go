@@ -29,6 +29,10 @@ const (
 	CodeHelloRepeated      = -32008
 	CodeQuota              = -32009
 
+	// The server's refusals added after -32009 was taken: -32040..-32059.
+	CodeWatchRepeated = -32040
+	CodeNotWatching   = -32041
+
 	// The core's typed errors: -32010..-32039, one code per core error (see CoreCode).
 	CodeCoreFirst = -32010
 	CodeCoreLast  = -32039
@@ -118,12 +122,18 @@ var (
 	ErrQuota = newError(CodeQuota, "quota", "quota")
 	// ErrInternal: a fault of the server. The request's effect on the gate is unknown.
 	ErrInternal = newError(CodeInternal, "internal", "internal error")
+	// ErrWatchRepeated: a watch on a connection that watches already (one a
+	// connection); the watch goes on as before.
+	ErrWatchRepeated = newError(CodeWatchRepeated, "watch_repeated", "the connection watches already")
+	// ErrNotWatching: an unwatch on a connection that does not watch.
+	ErrNotWatching = newError(CodeNotWatching, "not_watching", "the connection does not watch")
 )
 
 // ServerErrors lists the server's refusals.
 var ServerErrors = []*Error{
 	ErrUnauthenticated, ErrHelloRequired, ErrHelloRepeated, ErrUnsupportedVersion,
 	ErrForbidden, ErrUnavailable, ErrShuttingDown, ErrOverloaded, ErrQuota, ErrInternal,
+	ErrWatchRepeated, ErrNotWatching,
 }
 
 // coreCodes gives each core error its wire code. Appending only: a code once given

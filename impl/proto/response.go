@@ -29,6 +29,8 @@ var methodResults = [...]func() Result{
 	MethodFence:    func() Result { return new(FenceResult) },
 	MethodStatus:   func() Result { return new(StatusResult) },
 	MethodPending:  func() Result { return new(PendingResult) },
+	MethodWatch:    func() Result { return new(WatchResult) },
+	MethodUnwatch:  func() Result { return new(UnwatchResult) },
 }
 
 // NewResult returns a new zero result of the type that answers m, to read an answer

@@ -21,12 +21,15 @@ const (
 	MethodFence
 	MethodStatus
 	MethodPending
+	MethodWatch
+	MethodUnwatch
 )
 
-var methodNames = [...]string{"", "hello", "open", "admit", "decide", "complete", "cancel", "fence", "status", "pending"}
+var methodNames = [...]string{"", "hello", "open", "admit", "decide", "complete", "cancel", "fence", "status", "pending", "watch", "unwatch"}
 
 // Methods lists every method of the protocol, in the order of docs/protocol.md.
-var Methods = []Method{MethodHello, MethodOpen, MethodAdmit, MethodDecide, MethodComplete, MethodCancel, MethodFence, MethodStatus, MethodPending}
+var Methods = []Method{MethodHello, MethodOpen, MethodAdmit, MethodDecide, MethodComplete, MethodCancel, MethodFence, MethodStatus, MethodPending,
+	MethodWatch, MethodUnwatch}
 
 // String returns the wire name of m ("admit", ...), or "invalid".
 func (m Method) String() string {
@@ -47,8 +50,8 @@ func ParseMethod(s string) (Method, bool) {
 }
 
 // methodOps gives each method the core operation it asks for; hello has none (the
-// server answers it itself), nor has pending (a read of the node's inbox, not a
-// step), and no method asks for core.OpTimeout or core.OpRetire (the gate's clock
+// server answers it itself), nor have pending (a read of the node's inbox, not a
+// step), watch and unwatch (a subscription of the connection), and no method asks for core.OpTimeout or core.OpRetire (the gate's clock
 // does).
 var methodOps = [...]core.Op{
 	MethodOpen:     core.OpOpen,
@@ -60,9 +63,9 @@ var methodOps = [...]core.Op{
 	MethodStatus:   core.OpStatus,
 }
 
-// Op returns the core operation m asks for. ok is false for MethodHello and
-// MethodPending, which ask the core for no operation, and for a value that is not a
-// method.
+// Op returns the core operation m asks for. ok is false for MethodHello,
+// MethodPending, MethodWatch and MethodUnwatch, which ask the core for no operation,
+// and for a value that is not a method.
 func (m Method) Op() (op core.Op, ok bool) {
 	if int(m) >= len(methodOps) || methodOps[m] == 0 {
 		return 0, false
@@ -140,6 +143,8 @@ func (id ID) AppendJSON(dst []byte) []byte {
 //	fence     Run
 //	status    Run, Key (optional)
 //	pending   Limit (optional), Cursor (optional)
+//	watch     none
+//	unwatch   none
 type Request struct {
 	ID     ID
 	Method Method
@@ -174,7 +179,7 @@ type Role uint8
 // The roles. An agent works on the runs its token is scoped to (admit, complete,
 // status); only an approver decides; an operator opens and administers the runs its
 // token is scoped to (open, cancel, fence, status); approvers and operators list the
-// pending approvals of their runs (pending). The server's configuration
+// pending approvals of their runs (pending) and watch them change (watch, unwatch). The server's configuration
 // assigns them to tokens (docs/server.md, "Roles file").
 const (
 	RoleNone Role = iota

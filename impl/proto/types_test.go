@@ -10,15 +10,15 @@ import (
 	. "github.com/soundgate/soundgate/impl/proto"
 )
 
-// Every method but hello and pending asks for the core operation of the same name,
-// every operation but timeout and retire is asked for by exactly one method, and Op and
-// MethodOf are inverse: the whole range of both types is checked, so that a method or
+// Every method but hello, pending, watch and unwatch asks for the core operation of
+// the same name, every operation but timeout and retire is asked for by exactly one
+// method, and Op and MethodOf are inverse: the whole range of both types is checked, so that a method or
 // an operation added on one side only fails here.
 func TestMethodOps(t *testing.T) {
 	for i := 0; i <= math.MaxUint8; i++ {
 		m := Method(i)
 		op, ok := m.Op()
-		want := m.String() != "invalid" && m != MethodHello && m != MethodPending
+		want := m.String() != "invalid" && m != MethodHello && m != MethodPending && m != MethodWatch && m != MethodUnwatch
 		if ok != want {
 			t.Errorf("Method(%d) %q: Op() ok = %v, want %v", i, m, ok, want)
 			continue
@@ -56,8 +56,8 @@ func TestMethodOps(t *testing.T) {
 			t.Errorf("%s.Op() = %v, %v; want %s", m, back, ok, op)
 		}
 	}
-	if asked != len(Methods)-2 {
-		t.Errorf("%d operations have a method, want one per method but hello and pending (%d)", asked, len(Methods)-2)
+	if asked != len(Methods)-4 {
+		t.Errorf("%d operations have a method, want one per method but hello, pending, watch and unwatch (%d)", asked, len(Methods)-4)
 	}
 }
 
@@ -111,7 +111,7 @@ func TestEnumNames(t *testing.T) {
 			t.Errorf("ParseMethod(%q) = %v, %v; want MethodNone, false", name, m, ok)
 		}
 	}
-	for _, m := range []Method{MethodNone, MethodPending + 1, 255} {
+	for _, m := range []Method{MethodNone, MethodUnwatch + 1, 255} {
 		if m.String() != "invalid" {
 			t.Errorf("Method(%d).String() = %q", m, m.String())
 		}

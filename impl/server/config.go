@@ -41,13 +41,17 @@ type Limits struct {
 	// AdminConnectionsMax is how many connections the listeners ServeAdmin serves
 	// hold together, apart from ConnectionsMax.
 	AdminConnectionsMax int
+	// WatchesMax is how many connections may watch the inbox at once (watch); one
+	// more watch is refused with overloaded. Each costs a goroutine, a queue of at
+	// most proto.WatchQueueMax events, and a scope check per change of the inbox.
+	WatchesMax int
 }
 
 // DefaultLimits are the server limits of `soundgate serve` unless flags change them.
 func DefaultLimits() Limits {
 	return Limits{ConnectionsMax: 4096, WriteQueueMax: 1024, WriteTimeout: 10 * time.Second,
 		HelloTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute, ReservedConnections: 64, ConnectionsPerTokenMax: 1024, AdminConnectionsMax: 64,
-		WaitersPerTokenMax: 16384, RunsPerTokenMax: 65536, ResultBytesPerTokenMax: 256 << 20}
+		WaitersPerTokenMax: 16384, RunsPerTokenMax: 65536, ResultBytesPerTokenMax: 256 << 20, WatchesMax: 256}
 }
 
 // ErrLimits: limits that cannot work together.
@@ -68,6 +72,7 @@ func (l Limits) withDefaults() Limits {
 	orDefault(&l.RunsPerTokenMax, d.RunsPerTokenMax)
 	orDefault(&l.ResultBytesPerTokenMax, d.ResultBytesPerTokenMax)
 	orDefault(&l.AdminConnectionsMax, d.AdminConnectionsMax)
+	orDefault(&l.WatchesMax, d.WatchesMax)
 	return l
 }
 
@@ -97,7 +102,7 @@ func allowed(role proto.Role, m proto.Method) bool {
 		return role == proto.RoleApprover
 	case proto.MethodOpen, proto.MethodCancel, proto.MethodFence:
 		return role == proto.RoleOperator
-	case proto.MethodPending: // the inbox: who decides, and who runs the gate
+	case proto.MethodPending, proto.MethodWatch, proto.MethodUnwatch: // the inbox: who decides, and who runs the gate
 		return role == proto.RoleApprover || role == proto.RoleOperator
 	}
 	return false

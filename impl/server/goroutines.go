@@ -165,9 +165,11 @@ func (g *gconn) write() {
 		out, quit = g.ss.s.release(out[:0], batch)
 		clear(batch)
 		g.nc.SetWriteDeadline(time.Now().Add(g.ss.s.cfg.Limits.WriteTimeout))
+		g.ss.unsent.Store(int64(len(out))) // a watch's room
 		if _, err := g.nc.Write(out); err != nil || quit {
 			return
 		}
+		g.ss.unsent.Store(0)
 		g.ss.touch(time.Now()) // before sending is cleared (the loop's next turn)
 		if cap(out) > 64<<10 {
 			out = nil // a burst's buffer is not kept for an idle connection

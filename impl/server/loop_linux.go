@@ -409,6 +409,7 @@ func (lp *loop) write(lc *lconn) {
 			continue
 		}
 		if err == syscall.EAGAIN {
+			lc.ss.unsent.Store(int64(len(lc.out) - lc.outOff)) // a watch's room
 			if lc.stalled.IsZero() {
 				lc.stalled = time.Now()
 				lp.earliest(lc.stalled.Add(lp.s.cfg.Limits.WriteTimeout))
@@ -423,6 +424,7 @@ func (lp *loop) write(lc *lconn) {
 	}
 	if len(lc.out) > 0 {
 		lc.ss.touch(time.Now()) // answers written: activity, for the idle rule
+		lc.ss.unsent.Store(0)
 	}
 	if cap(lc.out) > 64<<10 {
 		lc.out = nil // a burst's buffer is not kept for an idle connection

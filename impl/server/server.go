@@ -66,7 +66,8 @@ type Server struct {
 	metrics *serverMetrics            // nil unless Config.Metrics (metrics.go)
 	webs    map[*http.Server]struct{} // ServeWeb's, closed by Shutdown (under mu)
 
-	hub hub // the inbox's subscriptions (watch.go)
+	hub     hub     // the inbox's subscriptions (watch.go)
+	watches watches // the connections' watches of them (watcher.go)
 }
 
 // Errors of New.
@@ -305,7 +306,7 @@ func (s *Server) Connections() int {
 }
 
 // forget ends a session for the server once its transport has closed it: it is no
-// longer counted, and its waiting admits are dropped.
+// longer counted, its waiting admits are dropped, and its watch ends.
 func (s *Server) forget(ss *session) {
 	s.node.Leave(ss.party)
 	// Leave drops the session's waiting admits without answering them (it holds the
@@ -327,5 +328,6 @@ func (s *Server) forget(ss *session) {
 		}
 	}
 	s.mu.Unlock()
+	s.endWatch(ss) // after the delete: startWatch subscribes only sessions still held
 	s.wg.Done()
 }

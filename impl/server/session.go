@@ -56,6 +56,10 @@ type session struct {
 	interrupt func(abort bool)
 	sending   func() bool
 
+	// unsent is how many bytes of answers the transport took from the outbox and has
+	// not written yet: with queued, how far behind its peer is (a watch's room).
+	unsent atomic.Int64
+
 	mu     sync.Mutex
 	outbox []answer
 }
@@ -150,6 +154,12 @@ func (ss *session) handle(req *proto.Request) (quit bool) {
 		return fail(fmt.Errorf("%w: the %s role may not call %s", proto.ErrForbidden, ss.cred.Role, req.Method), false)
 	case req.Method == proto.MethodPending: // of no one run: scoped by the token's runs (inbox.go)
 		ss.push(ss.inbox(req))
+		return false
+	case req.Method == proto.MethodWatch: // the same scope, as a stream (watcher.go)
+		ss.watch(req)
+		return false
+	case req.Method == proto.MethodUnwatch:
+		ss.unwatch(req)
 		return false
 	case !ss.cred.Allows(req.Run):
 		ss.s.refused.add(ss.s.log, proto.ErrForbidden.Type, "remote", ss.remote, "token_name", ss.cred.Name, "method", req.Method.String(), "run", string(req.Run))

@@ -82,7 +82,8 @@ type Client struct {
 	mu      sync.Mutex
 	nextID  int64
 	waiting map[int64]chan proto.Response
-	err     error // sticky: set when the connection broke or was closed
+	err     error  // sticky: set when the connection broke or was closed
+	watch   *Watch // the connection's watch of the inbox, if any (watch.go)
 }
 
 func newClient(nc net.Conn) *Client {
@@ -149,6 +150,13 @@ func (c *Client) readLoop() {
 		}
 		resp, err := proto.DecodeResponse(line)
 		if err != nil {
+			// A line without an id may be a notification of the connection's watch.
+			if method, params, nerr := proto.DecodeNotification(line); nerr == nil {
+				err = c.notified(method, params)
+				if err == nil {
+					continue
+				}
+			}
 			c.broken(err)
 			return
 		}
@@ -188,6 +196,10 @@ func (c *Client) fail(err error) {
 	for id, ch := range c.waiting {
 		close(ch)
 		delete(c.waiting, id)
+	}
+	if c.watch != nil {
+		c.watch.end(c.err)
+		c.watch = nil
 	}
 }
 

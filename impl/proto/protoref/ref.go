@@ -186,6 +186,8 @@ var (
 		proto.MethodFence:    {"run": run, "reason": text},
 		proto.MethodStatus:   {"run": run, "key": keyOpt},
 		proto.MethodPending:  {"limit": {"int", 1, 1000, false}, "cursor": {"cursor", 1, 1024, false}},
+		proto.MethodWatch:    {},
+		proto.MethodUnwatch:  {},
 	}
 	integer = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
 	// digest is what an args digest must look like.

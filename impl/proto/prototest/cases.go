@@ -96,6 +96,10 @@ var Valid = []ValidCase{
 		proto.Request{ID: proto.IntID(12), Method: proto.MethodPending, Limit: proto.PendingLimitMax, Cursor: Cursor}},
 	{"pending cursor alone", `{"jsonrpc":"2.0","id":12,"method":"pending","params":{"cursor":"` + Cursor + `"}}`,
 		proto.Request{ID: proto.IntID(12), Method: proto.MethodPending, Cursor: Cursor}},
+	{"watch", `{"jsonrpc":"2.0","id":13,"method":"watch","params":{}}`,
+		proto.Request{ID: proto.IntID(13), Method: proto.MethodWatch}},
+	{"unwatch", `{"jsonrpc":"2.0","id":"u","method":"unwatch","params":{}}`,
+		proto.Request{ID: proto.StringID("u"), Method: proto.MethodUnwatch}},
 }
 
 // Digest is a well-formed args digest.
@@ -210,6 +214,11 @@ var Bad = []BadCase{
 	{"pending cursor empty", `{"jsonrpc":"2.0","id":1,"method":"pending","params":{"cursor":""}}`, proto.ErrOutOfRange, proto.IntID(1), "params.cursor"},
 	{"pending run", `{"jsonrpc":"2.0","id":1,"method":"pending","params":{"run":"r"}}`, proto.ErrUnknownField, proto.IntID(1), "params.run"},
 	{"pending without params", `{"jsonrpc":"2.0","id":1,"method":"pending"}`, proto.ErrMissingField, proto.IntID(1), "params"},
+	{"watch run", `{"jsonrpc":"2.0","id":1,"method":"watch","params":{"run":"r"}}`, proto.ErrUnknownField, proto.IntID(1), "params.run"},
+	{"watch limit", `{"jsonrpc":"2.0","id":1,"method":"watch","params":{"limit":5}}`, proto.ErrUnknownField, proto.IntID(1), "params.limit"},
+	{"watch without params", `{"jsonrpc":"2.0","id":1,"method":"watch"}`, proto.ErrMissingField, proto.IntID(1), "params"},
+	{"unwatch key", `{"jsonrpc":"2.0","id":1,"method":"unwatch","params":{"key":"k"}}`, proto.ErrUnknownField, proto.IntID(1), "params.key"},
+	{"watch wrong case", `{"jsonrpc":"2.0","id":1,"method":"Watch","params":{}}`, proto.ErrUnknownMethod, proto.IntID(1), "method"},
 }
 
 // ManyKeys returns n members "k0":0,"k1":1,... for an object with many keys.
