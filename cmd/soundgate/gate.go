@@ -83,7 +83,7 @@ func startGate(o gateOptions) (*gate, int) {
 	g.served = make(chan error, len(ls))
 	for _, l := range ls {
 		if l.web {
-			o.logger.Info("listening", "http", "http://"+l.Addr().String(), "serves", "/metrics /healthz")
+			o.logger.Info("listening", "http", "http://"+l.Addr().String(), "serves", "/metrics /healthz, the approvers' page at /")
 			go func() { g.served <- g.srv.ServeWeb(l) }()
 			continue
 		}

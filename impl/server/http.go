@@ -16,10 +16,10 @@ import (
 )
 
 // The gate's HTTP listener (ServeWeb, `soundgate serve --http`): /metrics and
-// /healthz. It is a side door for operators and their tools, never a way to the
-// gate's state: it changes nothing, and what it reads it reads without the admit
-// path's locks but for a moment of each (docs/operations.md). The approvers' page,
-// inbox and audit trail of issue 19 are to be endpoints of the same listener.
+// /healthz for operators and their tools, which change nothing and read without the
+// admit path's locks but for a moment of each (docs/operations.md); and the
+// approvers' page (web.go, docs/approvers.md), whose decisions go through the same
+// sessions as the wire's.
 
 // Limits of the HTTP listener.
 const (
@@ -65,12 +65,17 @@ func CheckHTTPAddr(addr string, allowNonLoopback bool) error {
 }
 
 // ServeWeb serves the gate's HTTP endpoints on l until Shutdown, and returns nil
-// then: GET /metrics (the Prometheus text format) and GET /healthz (200 while the
-// gate serves, 503 while it is failed closed or shutting down). On a loopback
-// listener it answers only requests that name a loopback host, so that a web page
-// of another site that rebinds its name to 127.0.0.1 reads nothing. It needs
-// Config.Metrics.
+// then: GET /metrics (the Prometheus text format), GET /healthz (200 while the
+// gate serves, 503 while it is failed closed or shutting down), and the approvers'
+// page at / with its API under /api/ (docs/approvers.md). On a loopback listener it
+// answers only requests that name a loopback host, so that a web page of another
+// site that rebinds its name to 127.0.0.1 reads nothing. It needs Config.Metrics.
 func (s *Server) ServeWeb(l net.Listener) error {
+	return s.serveWeb(l, newWeb(s, l, defaultWebTimeouts()))
+}
+
+// serveWeb is ServeWeb with the page's state wb (its clock and timeouts).
+func (s *Server) serveWeb(l net.Listener, wb *web) error {
 	if s.metrics == nil {
 		l.Close()
 		return ErrMetricsOff
@@ -79,8 +84,9 @@ func (s *Server) ServeWeb(l net.Listener) error {
 	if a, ok := l.Addr().(*net.TCPAddr); ok {
 		loopback = a.IP.IsLoopback()
 	}
-	hs := &http.Server{Handler: s.webHandler(loopback), ReadHeaderTimeout: webReadHeaderTimeout,
-		ReadTimeout: webReadTimeout, WriteTimeout: webWriteTimeout, IdleTimeout: webIdleTimeout,
+	times := wb.times
+	hs := &http.Server{Handler: s.webHandler(loopback, wb), ReadHeaderTimeout: times.readHeader,
+		ReadTimeout: times.read, WriteTimeout: times.write, IdleTimeout: times.idle,
 		MaxHeaderBytes: webHeaderBytesMax, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	s.mu.Lock()
 	if s.closing {
@@ -120,12 +126,24 @@ type endpoint struct {
 	serve   http.HandlerFunc
 }
 
-// webHandler routes the HTTP listener's requests. Every refusal says what the
-// listener serves instead.
-func (s *Server) webHandler(loopback bool) http.Handler {
+// webHandler routes the HTTP listener's requests, with the security headers on
+// every answer. Every refusal says what the listener serves instead.
+func (s *Server) webHandler(loopback bool, wb *web) http.Handler {
+	// The page's API reads are GET alone: a HEAD of the event stream would stream.
+	get, apiGet, post := []string{http.MethodGet, http.MethodHead}, []string{http.MethodGet}, []string{http.MethodPost}
 	endpoints := []endpoint{
-		{"/metrics", []string{http.MethodGet, http.MethodHead}, s.serveMetrics},
-		{"/healthz", []string{http.MethodGet, http.MethodHead}, s.serveHealth},
+		{"/metrics", get, s.serveMetrics},
+		{"/healthz", get, s.serveHealth},
+		{"/", get, serveAsset("index.html")},
+		{"/app.js", get, serveAsset("app.js")},
+		{"/app.css", get, serveAsset("app.css")},
+		{"/api/signin", post, wb.serveSignIn},
+		{"/api/signout", post, wb.serveSignOut},
+		{"/api/session", apiGet, wb.serveSession},
+		{"/api/events", apiGet, wb.serveEvents},
+	}
+	for _, m := range pageMethods {
+		endpoints = append(endpoints, endpoint{"/api/" + m.String(), post, wb.serveCall(m)})
 	}
 	var paths []string
 	for _, e := range endpoints {
@@ -133,8 +151,9 @@ func (s *Server) webHandler(loopback bool) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Cache-Control", "no-store")
-		h.Set("X-Content-Type-Options", "nosniff")
+		for _, kv := range webSecurityHeaders {
+			h.Set(kv[0], kv[1])
+		}
 		if loopback && !loopbackHost(r.Host) {
 			http.Error(w, fmt.Sprintf("soundgate: this listener answers requests for a loopback host (127.0.0.1, [::1], localhost), not %q", r.Host), http.StatusForbidden)
 			return

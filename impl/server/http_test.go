@@ -310,7 +310,7 @@ func TestWebRefusals(t *testing.T) {
 	}{
 		{http.MethodPost, "/metrics", nil, http.StatusMethodNotAllowed, "/metrics takes GET or HEAD, not POST", "GET, HEAD"},
 		{http.MethodDelete, "/healthz", nil, http.StatusMethodNotAllowed, "/healthz takes GET or HEAD, not DELETE", "GET, HEAD"},
-		{http.MethodGet, "/", nil, http.StatusNotFound, `no endpoint "/"; this listener serves /metrics, /healthz`, ""},
+		{http.MethodGet, "/nothing", nil, http.StatusNotFound, `no endpoint "/nothing"; this listener serves /metrics, /healthz, /,`, ""},
 		{http.MethodGet, "/metrics/", nil, http.StatusNotFound, `no endpoint "/metrics/"`, ""},
 		{http.MethodGet, "/debug/pprof/", nil, http.StatusNotFound, "no endpoint", ""},
 		{http.MethodGet, "/metrics", []string{"Host", "attacker.example"}, http.StatusForbidden, `not "attacker.example"`, ""},
