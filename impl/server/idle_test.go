@@ -137,12 +137,15 @@ func TestIdleParkedAdmitStaysOpen(t *testing.T) {
 		require.Eventually(t, func() bool { return g.Node.Waiting() == 1 }, 5*time.Second, time.Millisecond)
 		time.Sleep(3 * idleTimeout)
 		require.Zero(t, g.Server.Refusals()["idle"], "a connection closed for idleness while its admit waited")
+		// Before the decide: the server stamps the parked answer's write, and every
+		// later activity, after it on its own clock (the event loop's is the pass's
+		// start, which may be earlier than the test's now after the answer arrived).
+		last := time.Now()
 		_, err = approver.Decide(ctx, "r", "g", core.Approve)
 		require.NoError(t, err)
 		answer := agent.Recv(t)
 		require.Nil(t, answer.Error, "the parked admit's answer")
 		require.Contains(t, string(answer.Result), `"answer":"admit"`)
-		last := time.Now()
 		requireAnswered(t, agent, 3, "served on after its wait")
 		requireClosedBy(t, agent, last, idleTimeout)
 		require.Equal(t, uint64(1), g.Server.Refusals()["idle"])
