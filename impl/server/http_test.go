@@ -141,6 +141,7 @@ func TestMetricsCount(t *testing.T) {
 		g.Raw(t) // a connection that says no hello
 		require.Eventually(t, func() bool { return g.Server.Connections() == 4 }, 5*time.Second, time.Millisecond)
 
+		sub := g.Server.Subscribe(nil, 0) // a watch of the inbox, as pending --watch's
 		fams := scrape(t, g)
 		for _, c := range []struct {
 			name   string
@@ -153,6 +154,7 @@ func TestMetricsCount(t *testing.T) {
 			{"soundgate_admits_total", []string{"answer", "denied", "reason", "rejected"}, 1},
 			{"soundgate_admits_total", []string{"answer", "denied", "reason", "cancelled"}, 0},
 			{"soundgate_pending_approvals", nil, 1},
+			{"soundgate_inbox_subscriptions", nil, 1},
 			{"soundgate_waiting_admits", nil, 1},
 			{"soundgate_refusals_total", []string{"reason", "forbidden"}, 1},
 			{"soundgate_refusals_total", []string{"reason", "quota"}, 0},
@@ -188,6 +190,8 @@ func TestMetricsCount(t *testing.T) {
 		require.Equal(t, 2.0, value(fams, "soundgate_admits_total", "answer", "held"), "the parked admit is not counted held")
 		require.Equal(t, 0.0, value(fams, "soundgate_pending_approvals"))
 		require.Equal(t, 0.0, value(fams, "soundgate_waiting_admits"))
+		sub.Close()
+		require.Equal(t, 0.0, value(scrape(t, g), "soundgate_inbox_subscriptions"))
 	})
 }
 

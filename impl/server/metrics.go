@@ -107,6 +107,9 @@ func (s *Server) writeMetrics(w *metrics.Writer) {
 		w.Sample("soundgate_connections", float64(conns[role]), metrics.Label{Name: "role", Value: role})
 	}
 
+	w.Family("soundgate_inbox_subscriptions", metrics.TypeGauge, "Subscriptions to the inbox's changes: connections that watch it (pending --watch) and the approvers' page's open streams.")
+	w.Sample("soundgate_inbox_subscriptions", float64(s.hub.len()))
+
 	var runs int
 	var stateBytes int64
 	s.node.Inspect(func(g *core.Gate) { runs, stateBytes = g.Len(), g.StateBytes() })

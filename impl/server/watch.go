@@ -82,6 +82,13 @@ func (s *Server) Subscribe(scope func(core.RunID) bool, max int) *Subscription {
 	return sub
 }
 
+// len returns how many subscriptions are open.
+func (h *hub) len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}
+
 // Close ends the subscription: Next returns at once from then on.
 func (sub *Subscription) Close() {
 	h := &sub.s.hub
