@@ -79,6 +79,8 @@ from .errors import (
     UnknownMethod,
     UnknownRun,
     UnsupportedVersion,
+    WatchRepeated,
+    NotWatching,
     WrongType,
     error_class,
 )
@@ -136,6 +138,8 @@ __all__ = [
     "UnknownMethod",
     "UnknownRun",
     "UnsupportedVersion",
+    "WatchRepeated",
+    "NotWatching",
     "WrongType",
     "error_class",
 ]

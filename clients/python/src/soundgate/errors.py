@@ -56,6 +56,8 @@ __all__ = [
     "NotFinished",
     "TooManyRetired",
     "StateFull",
+    "WatchRepeated",
+    "NotWatching",
     "ERROR_CLASSES",
     "error_class",
 ]
@@ -273,6 +275,14 @@ class StateFull(GateError):
     TYPE = 'state_full'
 
 
+class WatchRepeated(GateError):
+    TYPE = 'watch_repeated'
+
+
+class NotWatching(GateError):
+    TYPE = 'not_watching'
+
+
 ERROR_CLASSES: Dict[str, Type[GateError]] = {c.TYPE: c for c in (
     ParseError, InvalidUtf8, LineTooLong, DuplicateKey, InvalidRequest, UnknownMethod,
     UnknownField, WrongType, OutOfRange, MissingField, Internal, Unauthenticated,
@@ -280,7 +290,7 @@ ERROR_CLASSES: Dict[str, Type[GateError]] = {c.TYPE: c for c in (
     HelloRepeated, Quota, UnknownRun, BadEpoch, NotPending, NotAdmitted,
     Conflict, RunFinal, InvalidArgument, TooManyRuns, TooManyKeys, TooManyPending,
     RunTooLong, KeyTooLong, ResultTooLong, RunRetired, NotFinished, TooManyRetired,
-    StateFull,
+    StateFull, WatchRepeated, NotWatching,
 )}
 
 
