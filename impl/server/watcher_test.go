@@ -254,7 +254,9 @@ func TestWatchEvents(t *testing.T) {
 // and then hears the newest events, in order.
 func TestWatchSlowSubscriber(t *testing.T) {
 	eachTransport(t, func(t *testing.T, goroutines bool) {
-		g := servertest.Start(t, servertest.Options{Goroutines: goroutines})
+		// A peer that reads nothing for WriteTimeout is dropped: 3,000 admits under
+		// -race on a busy machine took more than the default 10 s.
+		g := servertest.Start(t, servertest.Options{Goroutines: goroutines, Limits: server.Limits{WriteTimeout: 5 * time.Minute}})
 		ctx := context.Background()
 		op, agent := g.Dial(t, servertest.OperatorToken), g.Dial(t, servertest.AgentToken)
 		slow := dialWire(t, g)
