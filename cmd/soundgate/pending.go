@@ -180,13 +180,7 @@ func eventLine(ev *proto.InboxEvent) string {
 	if ev.Reason != "" {
 		b.WriteString(" reason=" + shown(ev.Reason))
 	}
-	if ev.ArgsDigest != "" {
-		b.WriteString(" digest=" + ev.ArgsDigest) // its format has no character to escape
-	}
-	if ev.Description != "" {
-		b.WriteString(" " + shownText(ev.Description))
-	}
-	b.WriteByte('\n')
+	writeNote(&b, ev.ArgsDigest, ev.Description)
 	return b.String()
 }
 
@@ -199,14 +193,20 @@ func pendingLine(a *proto.PendingApproval) string {
 	} else {
 		b.WriteString(humanAge(time.Duration(a.AgeMs) * time.Millisecond))
 	}
-	if a.ArgsDigest != "" {
-		b.WriteString(" digest=" + a.ArgsDigest) // its format has no character to escape
+	writeNote(&b, a.ArgsDigest, a.Description)
+	return b.String()
+}
+
+// writeNote ends a line of pending with what the approval says: its args digest and
+// its description, escaped.
+func writeNote(b *strings.Builder, digest, description string) {
+	if digest != "" {
+		b.WriteString(" digest=" + digest) // its format has no character to escape
 	}
-	if a.Description != "" {
-		b.WriteString(" " + shownText(a.Description))
+	if description != "" {
+		b.WriteString(" " + shownText(description))
 	}
 	b.WriteByte('\n')
-	return b.String()
 }
 
 // humanAge is an age as people read it: 0s, 42s, 5m07s, 3h05m, 2d03h.

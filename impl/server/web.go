@@ -193,6 +193,21 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *webError) {
 	return b, nil
 }
 
+// post is the first check of every POST of the page: its Origin is the page's own
+// (a refusal counted and logged), and its body JSON of a bounded size.
+func (wb *web) post(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if e := checkOrigin(r, true); e != nil {
+		wb.refuse(w, r, e, proto.ErrForbidden.Type)
+		return nil, false
+	}
+	body, e := readBody(w, r)
+	if e != nil {
+		writeError(w, e)
+		return nil, false
+	}
+	return body, true
+}
+
 // newSecret returns webSecretBytes random bytes, base64url.
 func newSecret() string {
 	b := make([]byte, webSecretBytes)
@@ -342,13 +357,8 @@ type signInResult struct {
 // unknown token is refused (401), an agent's too (403): the page decides, agents
 // never do.
 func (wb *web) serveSignIn(w http.ResponseWriter, r *http.Request) {
-	if e := checkOrigin(r, true); e != nil {
-		wb.refuse(w, r, e, proto.ErrForbidden.Type)
-		return
-	}
-	body, e := readBody(w, r)
-	if e != nil {
-		writeError(w, e)
+	body, ok := wb.post(w, r)
+	if !ok {
 		return
 	}
 	var token string
@@ -401,12 +411,7 @@ func (wb *web) serveSignIn(w http.ResponseWriter, r *http.Request) {
 
 // serveSignOut ends the page session and clears its cookie.
 func (wb *web) serveSignOut(w http.ResponseWriter, r *http.Request) {
-	if e := checkOrigin(r, true); e != nil {
-		wb.refuse(w, r, e, proto.ErrForbidden.Type)
-		return
-	}
-	if _, e := readBody(w, r); e != nil {
-		writeError(w, e)
+	if _, ok := wb.post(w, r); !ok {
 		return
 	}
 	ps, ok := wb.session(w, r)
@@ -494,13 +499,8 @@ var pageMethods = []proto.Method{proto.MethodPending, proto.MethodDecide}
 // A pending result also says how the page shows what agents wrote (pageApproval).
 func (wb *web) serveCall(method proto.Method) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if e := checkOrigin(r, true); e != nil {
-			wb.refuse(w, r, e, proto.ErrForbidden.Type)
-			return
-		}
-		body, e := readBody(w, r)
-		if e != nil {
-			writeError(w, e)
+		body, ok := wb.post(w, r)
+		if !ok {
 			return
 		}
 		ps, ok := wb.session(w, r)
