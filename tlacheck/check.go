@@ -31,6 +31,12 @@ type Options struct {
 	ProgressEvery time.Duration
 	// NoSymmetry ignores the config's SYMMETRY.
 	NoSymmetry bool
+	// SymmetryByEnumeration keys a state under SYMMETRY by the least encoding of its
+	// images under every permutation of the group, even when the group is a product
+	// of full permutation groups of more than two permutations, which signatures key
+	// faster (symsig.go). The figures are the same; the keys, and so the
+	// fingerprints, are not.
+	SymmetryByEnumeration bool
 	// NoDeadlock disables deadlock checking whatever the config says.
 	NoDeadlock bool
 	// FingerprintBytes > 0 keeps the seen states as 64-bit fingerprints in a set of
@@ -113,6 +119,14 @@ type explorer struct {
 	tmp       []byte
 	symm      []map[*modelV]*modelV
 	sym       symEncoder
+	prod      *symProduct // nil: a state's key is the least over every image (symsig.go)
+	images    []int32     // the images key compares: 0 the state, j > 0 its image under symm[j-1]
+	sigVar    []uint64    // signature parts of the parent's values, per variable and symmetric value
+	sigOK     []bool
+	sigSum    []uint64
+	sigNodes  []sigNode
+	order     []int
+	runs      [][2]int
 	expanding []Value  // the state being expanded
 	enc       [][]byte // encodings of parent's values, per image and variable
 	encOK     []bool
@@ -142,24 +156,51 @@ func (s *Spec) newExplorer(opts Options) *explorer {
 	}
 	if !opts.NoSymmetry {
 		e.symm = s.symmetry
+		if !opts.SymmetryByEnumeration && len(s.symmetry)+1 >= symSignaturesMin {
+			e.prod = s.symProduct
+		}
 	}
 	e.c = &ctx{vars: s.vars, root: s.next}
 	return e
 }
 
-// key returns the canonical encoding of st (the least over the symmetry group).
+// canon names how the explorer keys a state: "" without symmetry, "signatures" or
+// "enumeration" (symsig.go). The two give different keys to the same state.
+func (e *explorer) canon() string {
+	switch {
+	case len(e.symm) == 0:
+		return ""
+	case e.prod != nil:
+		return "signatures"
+	}
+	return "enumeration"
+}
+
+// key returns the canonical encoding of st: the least encoding of its images, over
+// the whole SYMMETRY set or, when it is a product of full permutation groups, over
+// the images its signatures allow (symsig.go).
 // The encodings of the values st shares with the state being expanded (same
 // pointer: an unchanged variable) are taken from a cache. An image is compared with
 // the least so far variable by variable and given up as soon as it is greater: the
 // result is the one a whole comparison of every image gives.
 func (e *explorer) key(st []Value) []byte {
+	images := e.images
+	if e.prod != nil {
+		images = e.allowed(st)
+	} else if len(images) != 1+len(e.symm) {
+		images = images[:0]
+		for j := 0; j <= len(e.symm); j++ {
+			images = append(images, int32(j))
+		}
+		e.images = images
+	}
 	n := len(st)
-	images := 1 + len(e.symm)
 	var best []byte
-	for j := 0; j < images; j++ {
+	for ij, j32 := range images {
+		j := int(j32)
 		buf := e.tmp[:0]
-		equal := j > 0 // buf is, so far, a prefix of best
-		done := 0      // bytes of buf known equal to best's
+		equal := ij > 0 // buf is, so far, a prefix of best
+		done := 0       // bytes of buf known equal to best's
 		greater := false
 		for i, v := range st {
 			if e.expanding != nil && v == e.expanding[i] {
@@ -190,7 +231,7 @@ func (e *explorer) key(st []Value) []byte {
 		}
 		// a whole image equal to best, or a prefix of it (shorter: less), or less
 		less := !greater && (!equal || len(buf) < len(best))
-		if j == 0 || less {
+		if ij == 0 || less {
 			e.tmp, e.buf = e.buf, buf
 			best = buf
 		} else {
@@ -221,6 +262,14 @@ func (e *explorer) setParent(st []Value) {
 		e.encOK = make([]bool, k)
 	}
 	clear(e.encOK)
+	if e.prod != nil {
+		nv := len(e.prod.vals)
+		if len(e.sigOK) < len(e.s.vars) {
+			e.sigVar = make([]uint64, nv*len(e.s.vars))
+			e.sigOK = make([]bool, len(e.s.vars))
+		}
+		clear(e.sigOK)
+	}
 }
 
 // permute applies a model-value permutation to v.

@@ -61,6 +61,10 @@ func TestClassicSpecsMatchTLC(t *testing.T) {
 		{"Queue", "Queue", 341, 135, 15, OK, "", nil},
 		{"Counter", "Counter", 5, 4, 4, OK, "", nil},
 		{"Features", "Features", 6560, 896, 4, OK, "", nil},
+		{"SymPair", "SymPair", 8399, 1321, 19, OK, "", nil},
+		{"SymPair", "SymPair_union", 8399, 1321, 19, OK, "", nil},
+		{"SymPair", "SymPair_diagonal", 47212, 7426, 19, OK, "", nil},
+		{"SymPair", "SymPair_nosymm", 94417, 14851, 19, OK, "", nil},
 	}
 	for _, tc := range cases {
 		for _, mode := range checkModes {
@@ -424,7 +428,8 @@ func TestProgressLines(t *testing.T) {
 func TestWorkersGiveOneWorkersFigures(t *testing.T) {
 	type run struct{ spec, cfg string }
 	runs := []run{{"DieHard", "DieHard"}, {"DieHard", "DieHard_solve"}, {"TwoPhase", "TwoPhase_big"}, {"TwoPhase", "TwoPhase_symm"},
-		{"MutexBug", "MutexBug"}, {"Countdown", "Countdown"}, {"Queue", "Queue"}, {"Features", "Features"}}
+		{"MutexBug", "MutexBug"}, {"Countdown", "Countdown"}, {"Queue", "Queue"}, {"Features", "Features"},
+		{"SymPair", "SymPair"}, {"SymPair", "SymPair_diagonal"}}
 	for _, rn := range runs {
 		one, err := loadTestdata(t, rn.spec, rn.cfg).Check(Options{FingerprintBytes: 1 << 20})
 		noErr(t, err)

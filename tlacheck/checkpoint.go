@@ -25,8 +25,10 @@ import (
 // DefaultCheckpointEvery is the least time between two checkpoints.
 const DefaultCheckpointEvery = 30 * time.Minute
 
-// checkpointVersion is the manifest's format.
-const checkpointVersion = 1
+// checkpointVersion is the manifest's format. 2: the manifest says how states were
+// keyed under SYMMETRY (Canon); the fingerprints of version 1 are of the keys by
+// enumeration of the set as given, not of its group.
+const checkpointVersion = 2
 
 const (
 	manifestName = "checkpoint.json"
@@ -37,6 +39,7 @@ const (
 type manifest struct {
 	Version     int    `json:"version"`
 	Key         string `json:"key"`
+	Canon       string `json:"canon,omitempty"` // explorer.canon: the fingerprints are of its keys
 	Gen         int    `json:"gen"`
 	Slots       int    `json:"slots"`
 	Distinct    int    `json:"distinct"`
@@ -76,7 +79,7 @@ func (r *search) saveCheckpoint(head int) error {
 	start := time.Now()
 	dir := e.opts.Checkpoint
 	old, _ := readManifest(dir)
-	m := &manifest{Version: checkpointVersion, Key: e.opts.CheckpointKey, Slots: len(e.fp.slots), Distinct: e.count(),
+	m := &manifest{Version: checkpointVersion, Key: e.opts.CheckpointKey, Canon: e.canon(), Slots: len(e.fp.slots), Distinct: e.count(),
 		Generated: e.generat, MaxDepth: e.maxDepth, Head: head, ElapsedNs: r.elapsed().Nanoseconds(), WrittenUnix: time.Now().Unix()}
 	if old != nil {
 		m.Gen = old.Gen + 1
@@ -220,6 +223,9 @@ func (r *search) recover() (int, error) {
 	if m.Key != e.opts.CheckpointKey {
 		return 0, fmt.Errorf("%w: %s is a checkpoint of another spec, config or options (its key %q, this run's %q)", ErrCheckpoint, dir, m.Key, e.opts.CheckpointKey)
 	}
+	if m.Canon != e.canon() {
+		return 0, fmt.Errorf("%w: %s is a checkpoint of states keyed by %s, this run keys them by %s", ErrCheckpoint, dir, orNone(m.Canon), orNone(e.canon()))
+	}
 	if m.Slots != len(e.fp.slots) {
 		return 0, fmt.Errorf("%w: %s has a fingerprint set of %d slots, this run %d: give the -fingerprints it was made with", ErrCheckpoint, dir, m.Slots, len(e.fp.slots))
 	}
@@ -288,4 +294,11 @@ func (r *search) recover() (int, error) {
 			m.Gen, dir, m.Distinct, m.Generated, m.Distinct-m.Head, int(m.MaxDepth)+1)
 	}
 	return m.Head, nil
+}
+
+func orNone(canon string) string {
+	if canon == "" {
+		return "no symmetry"
+	}
+	return canon
 }

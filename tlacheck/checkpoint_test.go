@@ -32,6 +32,7 @@ func stopAt(t *testing.T, spec, cfg, dir string, workers, maxStates int) {
 func TestCheckpointRecover(t *testing.T) {
 	for _, c := range []struct{ spec, cfg string }{
 		{"TwoPhase", "TwoPhase_big"}, {"TwoPhase", "TwoPhase_symm"}, {"DieHard", "DieHard_solve"}, {"MutexBug", "MutexBug"}, {"Queue", "Queue"},
+		{"SymPair", "SymPair"},
 	} {
 		for _, workers := range []int{1, 2} {
 			whole, err := loadTestdata(t, c.spec, c.cfg).Check(Options{FingerprintBytes: 1 << 20, Workers: workers,
@@ -131,6 +132,14 @@ func TestCheckpointRefusals(t *testing.T) {
 		if !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want ErrCheckpoint saying %q", c.name, err, c.want)
 		}
+	}
+	// A checkpoint of states keyed by signatures is refused to a run that keys them by
+	// enumeration: the fingerprints are of other keys.
+	symDir := t.TempDir()
+	stopAt(t, "SymPair", "SymPair", symDir, 1, 600)
+	_, err = loadTestdata(t, "SymPair", "SymPair").Check(Options{FingerprintBytes: 1 << 20, Recover: symDir, CheckpointKey: "SymPair", SymmetryByEnumeration: true})
+	if want := "keyed by signatures, this run keys them by enumeration"; !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), want) {
+		t.Errorf("another keying: %v, want ErrCheckpoint saying %q", err, want)
 	}
 	// A process killed while writing the next checkpoint leaves a manifest.tmp and
 	// files of a later generation: the last whole checkpoint is recovered.

@@ -46,7 +46,7 @@ type found struct {
 // worker is one worker's evaluator: an explorer that shares the spec, the options
 // and the fingerprint set, and keeps its own contexts and buffers.
 func (e *explorer) worker() *explorer {
-	w := &explorer{s: e.s, opts: e.opts, fp: e.fp, symm: e.symm}
+	w := &explorer{s: e.s, opts: e.opts, fp: e.fp, symm: e.symm, prod: e.prod}
 	w.c = &ctx{vars: e.s.vars, root: e.s.next}
 	return w
 }

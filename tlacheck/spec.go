@@ -23,6 +23,7 @@ type Spec struct {
 	invariants  []*opDef
 	constraints []*opDef
 	symmetry    []map[*modelV]*modelV
+	symProduct  *symProduct // symmetry as a product of full permutation groups, or nil (symsig.go)
 }
 
 // Load reads a TLA+ module and its .cfg file.
@@ -374,7 +375,7 @@ func isTemporalExpr(e expr) bool {
 }
 
 // buildSymmetry compiles the config's SYMMETRY, if any, into the permutations
-// other than the identity.
+// other than the identity of the group it generates, as TLC does (symsig.go).
 func (s *Spec) buildSymmetry() error {
 	name := s.Config.Symmetry
 	if name == "" {
@@ -419,6 +420,10 @@ func (s *Spec) buildSymmetry() error {
 		if !identity {
 			s.symmetry = append(s.symmetry, m)
 		}
+	}
+	s.symmetry, s.symProduct, err = symmetryGroup(s.symmetry)
+	if err != nil {
+		return errAt(ErrConfig, d.pos, "SYMMETRY %s: %v", name, err)
 	}
 	return nil
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 )
 
-// Symmetry reduction: a state is stored under the least, over the symmetry group,
-// of the encodings of its permuted images. The encoding used here writes the
+// Symmetry reduction: a state is stored under the least of the encodings of its
+// permuted images, over the group the SYMMETRY set generates or, when that group is
+// a product of full permutation groups, over the images its signatures allow
+// (symsig.go). The encoding used here writes the
 // elements of a set (and the pairs of a function) in the byte order of their own
 // encodings, so that the image of a value under a permutation is encoded without
 // building it. It is a function of the value and injective, like encode.
