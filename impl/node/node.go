@@ -254,8 +254,12 @@ func (n *Node) applyLocked(c core.Command) (core.Reply, error) {
 	rep := n.gate.Step(c)
 	if rep.Persist {
 		n.pending += n.gate.PendingOf(c.Run) - before
+		// The trace line first: a process killed between the append and its line
+		// would leave a durable record that no traced step wrote, where a line whose
+		// record never reached the disk is a step a crash undid, as trace validation
+		// allows of every record not yet durable.
+		n.traceStepLocked(c, rep, n.nextLSNLocked())
 		err := n.appendLocked(c)
-		n.traceStepLocked(c, rep)
 		if err != nil {
 			return core.Reply{}, err
 		}
@@ -263,7 +267,7 @@ func (n *Node) applyLocked(c core.Command) (core.Reply, error) {
 			n.tellLocked(c, rep, listed, before)
 		}
 	} else {
-		n.traceStepLocked(c, rep)
+		n.traceStepLocked(c, rep, n.lastLSN)
 	}
 	if rep.Wake {
 		n.wakes = append(n.wakes, c.Run)
@@ -287,13 +291,26 @@ func (n *Node) appendLocked(c core.Command) error {
 		return nil
 	}
 	n.rec = core.AppendCommand(n.rec[:0], c)
+	want := n.nextLSNLocked()
 	lsn, err := n.cfg.Log.Append(n.rec)
+	if err == nil && lsn != want { // the trace named want (a log numbers its records one by one)
+		err = fmt.Errorf("soundgate/node: the log numbered a record %d, not %d", lsn, want)
+	}
 	if err != nil {
 		n.failLocked(err)
 		return n.refusalLocked()
 	}
 	n.lastLSN = lsn
 	return nil
+}
+
+// nextLSNLocked is the position the next appended record gets: the one after the
+// last (a node without a log appends nothing, and its answers rest on nothing).
+func (n *Node) nextLSNLocked() wal.LSN {
+	if n.cfg.Log == nil {
+		return n.lastLSN
+	}
+	return n.lastLSN + 1
 }
 
 // OnRetire sets f to be told of each run the node retires, once its Retire is

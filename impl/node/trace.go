@@ -130,13 +130,14 @@ func traceViewOf(g *core.Gate, r core.RunID, key core.Key, all bool) *TraceView 
 	return v
 }
 
-// traceStepLocked writes the line of the step c just taken, with reply rep.
-func (n *Node) traceStepLocked(c core.Command, rep core.Reply) {
+// traceStepLocked writes the line of the step c just taken, with reply rep, whose
+// answer rests on the record at lsn (a persisted step's own).
+func (n *Node) traceStepLocked(c core.Command, rep core.Reply, lsn wal.LSN) {
 	if n.cfg.Trace == nil {
 		return
 	}
 	n.traceSeq++
-	line := traceStep{Seq: n.traceSeq, LSN: uint64(n.lastLSN), Op: c.Op.String(), Run: string(c.Run), Key: string(c.Key),
+	line := traceStep{Seq: n.traceSeq, LSN: uint64(lsn), Op: c.Op.String(), Run: string(c.Run), Key: string(c.Key),
 		Epoch: c.Epoch, Gated: c.Gated, Upto: c.Upto, Persist: rep.Persist, TraceAnswer: traceAnswerOf(c.Op, rep, nil)}
 	if c.Op == core.OpDecide {
 		line.Decision = c.Decision.String()
