@@ -323,7 +323,7 @@ func (wb *web) session(w http.ResponseWriter, r *http.Request) (*pageSession, bo
 	}
 	got := r.Header.Get(webCSRFHeader)
 	if subtle.ConstantTimeCompare([]byte(got), []byte(ps.csrf)) != 1 {
-		wb.refuse(w, r, errWeb(http.StatusForbidden, "forbidden", "the request lacks this session's CSRF token (header %s)", webCSRFHeader),
+		wb.refuse(w, r, errWeb(http.StatusForbidden, "forbidden", "the request lacks the page session's CSRF token (header %s)", webCSRFHeader),
 			proto.ErrForbidden.Type, "token_name", ps.cred.Name)
 		return nil, false
 	}
