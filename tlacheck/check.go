@@ -37,6 +37,9 @@ type Options struct {
 	// faster (symsig.go). The figures are the same; the keys, and so the
 	// fingerprints, are not.
 	SymmetryByEnumeration bool
+	// NoRawCache keys every successor in the fingerprint mode with symmetry, without
+	// first asking the raw cache (rawcache.go) whether it was keyed already.
+	NoRawCache bool
 	// NoDeadlock disables deadlock checking whatever the config says.
 	NoDeadlock bool
 	// FingerprintBytes > 0 keeps the seen states as 64-bit fingerprints in a set of
@@ -93,6 +96,10 @@ type Result struct {
 	Collision        float64
 	FingerprintSlots int
 	QueueSpilled     int64 // bytes of compressed states the queue wrote to its file
+	// RawCacheHits is how many successors the raw cache (rawcache.go) found keyed
+	// already, in RawCacheBytes; 0, 0 without it.
+	RawCacheHits  int64
+	RawCacheBytes int64
 	// Recovered is the distinct states of the checkpoint the run went on from (0: none);
 	// Duration then includes the time before the checkpoint. Checkpoints counts those
 	// this run wrote.
@@ -118,6 +125,9 @@ type explorer struct {
 	buf       []byte
 	tmp       []byte
 	symm      []map[*modelV]*modelV
+	perms     []perm    // symm as slices
+	rc        *rawCache // nil: every successor is keyed
+	rawBuf    []byte
 	sym       symEncoder
 	prod      *symProduct // nil: a state's key is the least over every image (symsig.go)
 	images    []int32     // the images key compares: 0 the state, j > 0 its image under symm[j-1]
@@ -156,6 +166,12 @@ func (s *Spec) newExplorer(opts Options) *explorer {
 	}
 	if !opts.NoSymmetry {
 		e.symm = s.symmetry
+		for _, m := range e.symm {
+			e.perms = append(e.perms, permOf(m))
+		}
+		if e.fp != nil && len(e.symm) > 0 && !opts.NoRawCache {
+			e.rc = newRawCache(opts.FingerprintBytes)
+		}
 		if !opts.SymmetryByEnumeration && len(s.symmetry)+1 >= symSignaturesMin {
 			e.prod = s.symProduct
 		}
@@ -246,9 +262,9 @@ func (e *explorer) encodeImage(buf []byte, v Value, j int) []byte {
 	if len(e.symm) == 0 {
 		return encode(buf, v)
 	}
-	var m map[*modelV]*modelV
+	var m perm
 	if j > 0 {
-		m = e.symm[j-1]
+		m = e.perms[j-1]
 	}
 	return e.sym.encode(buf, v, m, 0)
 }
@@ -410,16 +426,11 @@ func (e *explorer) inModel(st []Value) (bool, error) {
 // fingerprint mode the index of a state seen before is unknown (0), and a full set
 // is an error.
 func (e *explorer) add(st []Value, parent uint32, depth uint16) (uint32, bool, error) {
-	k := e.key(st)
 	i := uint32(e.count())
 	if e.fp != nil {
-		fp := fingerprint(k)
-		isNew, full := e.fp.insert(fp)
-		if full {
-			return 0, false, e.fp.errFull()
-		}
-		if !isNew {
-			return 0, false, nil
+		fp, isNew, err := e.insert(st)
+		if err != nil || !isNew {
+			return 0, false, err
 		}
 		if err := e.queue.push(st, depth); err != nil {
 			return 0, false, err
@@ -428,6 +439,7 @@ func (e *explorer) add(st []Value, parent uint32, depth uint16) (uint32, bool, e
 			return 0, false, err
 		}
 	} else {
+		k := e.key(st)
 		if j, ok := e.seen[string(k)]; ok {
 			return j, false, nil
 		}
@@ -438,6 +450,26 @@ func (e *explorer) add(st []Value, parent uint32, depth uint16) (uint32, bool, e
 	}
 	e.maxDepth = max(e.maxDepth, depth)
 	return i, true, nil
+}
+
+// insert adds st's canonical fingerprint to the set and reports it and whether it was
+// new; a successor the raw cache knows is not new, and is not keyed.
+func (e *explorer) insert(st []Value) (fp uint64, isNew bool, err error) {
+	var h1, h2 uint64
+	if e.rc != nil {
+		if h1, h2 = e.rawHash(st); e.rc.seen(h1, h2) {
+			return 0, false, nil
+		}
+	}
+	fp = fingerprint(e.key(st))
+	isNew, full := e.fp.insert(fp)
+	if full {
+		return 0, false, e.fp.errFull()
+	}
+	if e.rc != nil {
+		e.rc.put(h1, h2)
+	}
+	return fp, isNew, nil
 }
 
 // count is the number of distinct states found.
@@ -701,6 +733,10 @@ func (r *search) finish(head int) *Result {
 	if e.fp != nil {
 		res.Fingerprints, res.FingerprintSlots = true, len(e.fp.slots)
 		res.Collision = collisionChance(res.Distinct, res.Generated)
+		if e.rc != nil {
+			res.Collision += e.rc.collisionChance()
+			res.RawCacheHits, res.RawCacheBytes = e.rc.hits.Load(), e.rc.bytes()
+		}
 		res.QueueSpilled = e.queue.spilled
 	}
 	res.Checkpoints = r.checkpoints

@@ -2,6 +2,7 @@ package tlacheck
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -102,6 +103,61 @@ var checkModes = []struct {
 }{
 	{"exact", Options{}},
 	{"fingerprints", Options{FingerprintBytes: 1 << 20}},
+	{"fingerprints, no raw cache", Options{FingerprintBytes: 1 << 20, NoRawCache: true}},
+}
+
+// TestRawCacheSparesKeys: on a symmetric spec in the fingerprint mode the raw cache
+// answers most successors (the figures are checked against TLC's above, with and
+// without it) and stays off otherwise.
+func TestRawCacheSparesKeys(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  string
+		opts Options
+		on   bool
+	}{
+		{"SymPair", Options{FingerprintBytes: 1 << 20}, true},
+		{"SymPair", Options{FingerprintBytes: 1 << 20, Workers: 2}, true},
+		{"SymPair", Options{FingerprintBytes: 1 << 20, NoRawCache: true}, false},
+		{"SymPair", Options{}, false},
+		{"SymPair_nosymm", Options{FingerprintBytes: 1 << 20}, false},
+	} {
+		res, err := loadTestdata(t, "SymPair", tc.cfg).Check(tc.opts)
+		noErr(t, err)
+		if on := res.RawCacheBytes > 0; on != tc.on {
+			t.Errorf("%s %+v: raw cache %t, want %t", tc.cfg, tc.opts, on, tc.on)
+		}
+		if tc.on && 2*res.RawCacheHits < res.Generated-res.Distinct {
+			t.Errorf("%s %+v: the raw cache knew %d of %d successors (%d repeats)", tc.cfg, tc.opts, res.RawCacheHits, res.Generated, res.Generated-res.Distinct)
+		}
+		if !tc.on && res.RawCacheHits != 0 {
+			t.Errorf("%s %+v: %d hits without a cache", tc.cfg, tc.opts, res.RawCacheHits)
+		}
+	}
+}
+
+// TestRawCacheEntries: an empty entry matches nothing, an entry holds the last pair
+// put in it, and a pair torn between two writers matches neither.
+func TestRawCacheEntries(t *testing.T) {
+	c := newRawCache(0)
+	n := c.mask + 1
+	if c.seen(0, 1) || c.seen(5, 1) { // h2 is odd
+		t.Error("an empty entry matched")
+	}
+	c.put(5, 7)
+	if !c.seen(5, 7) || c.seen(5, 9) || c.seen(5+n, 7) {
+		t.Error("entry (5, 7) answers wrongly")
+	}
+	c.put(5+n, 9) // the same entry
+	if c.seen(5, 7) || !c.seen(5+n, 9) {
+		t.Error("an entry does not hold the last pair put")
+	}
+	c.words[2*5+1] = 7 // torn: 5+n's first word, 5's second
+	if c.seen(5, 7) || c.seen(5+n, 9) {
+		t.Error("a torn pair matched")
+	}
+	if got, want := c.collisionChance(), float64(c.lookups.Load())*float64(n)/math.Exp2(127); got != want || got <= 0 {
+		t.Errorf("collision chance %g, want %g", got, want)
+	}
 }
 
 // TestFingerprintTraceIsTheExactOne: the fingerprint mode rebuilds a counterexample

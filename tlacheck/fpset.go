@@ -15,8 +15,12 @@ import (
 // fingerprint hashes a state's canonical encoding to 64 bits: each 8-byte word mixed
 // by the splitmix64 finalizer into a running hash, the tail and the length last. It
 // is fixed (no per-process seed), so that a run's figures are reproducible.
-func fingerprint(b []byte) uint64 {
-	h := uint64(len(b)) * 0x9e3779b97f4a7c15
+func fingerprint(b []byte) uint64 { return fingerprintSeeded(b, 0) }
+
+// fingerprintSeeded is fingerprint with the seed mixed into its start: another seed,
+// another hash (rawCache takes a second, independent 64 bits from it).
+func fingerprintSeeded(b []byte, seed uint64) uint64 {
+	h := uint64(len(b))*0x9e3779b97f4a7c15 ^ seed
 	for len(b) >= 8 {
 		h = bits.RotateLeft64(h^mix64(binary.LittleEndian.Uint64(b)), 29)*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
 		b = b[8:]

@@ -46,7 +46,7 @@ type found struct {
 // worker is one worker's evaluator: an explorer that shares the spec, the options
 // and the fingerprint set, and keeps its own contexts and buffers.
 func (e *explorer) worker() *explorer {
-	w := &explorer{s: e.s, opts: e.opts, fp: e.fp, symm: e.symm, prod: e.prod}
+	w := &explorer{s: e.s, opts: e.opts, fp: e.fp, symm: e.symm, perms: e.perms, rc: e.rc, prod: e.prod}
 	w.c = &ctx{vars: e.s.vars, root: e.s.next}
 	return w
 }
@@ -77,10 +77,9 @@ func (w *explorer) expandBatch(b *batch, checkDeadlock bool) {
 					return
 				}
 			}
-			fp := fingerprint(w.key(next))
-			isNew, full := w.fp.insert(fp)
-			if full {
-				b.err = w.fp.errFull()
+			fp, isNew, err := w.insert(next)
+			if err != nil {
+				b.err = err
 				return
 			}
 			if !isNew {

@@ -31,11 +31,27 @@ func (s *symEncoder) level(d int) *symLevel {
 	return &s.levels[d]
 }
 
-func (s *symEncoder) encode(buf []byte, v Value, m map[*modelV]*modelV, depth int) []byte {
+// perm maps a model value's id to its image; nil, or an id past its end, is the
+// identity (a slice, not a map: this runs for every part of every successor's image).
+type perm []*modelV
+
+func permOf(m map[*modelV]*modelV) perm {
+	n := int32(0)
+	for x := range m {
+		n = max(n, x.id+1)
+	}
+	p := make(perm, n)
+	for x, y := range m {
+		p[x.id] = y
+	}
+	return p
+}
+
+func (s *symEncoder) encode(buf []byte, v Value, m perm, depth int) []byte {
 	switch x := v.(type) {
 	case *modelV:
-		if y, ok := m[x]; ok {
-			x = y
+		if int(x.id) < len(m) && m[x.id] != nil {
+			x = m[x.id]
 		}
 		return encode(buf, x)
 	case *setV:

@@ -83,6 +83,7 @@ type strV struct {
 type modelV struct {
 	valBase
 	name string
+	id   int32 // its index in modelByID, for permutations held as slices
 }
 
 type setV struct {
@@ -134,7 +135,11 @@ func mkInt(n int64) *intV {
 // Str returns the TLA+ string s.
 func Str(s string) Value { return &strV{s: s} }
 
-var modelValues sync.Map // name -> *modelV
+var (
+	modelValues sync.Map // name -> *modelV
+	modelMu     sync.Mutex
+	modelCount  int32 // model values made so far; the next one's id
+)
 
 // ModelValue returns the model value with the given name.
 func ModelValue(name string) Value { return mkModel(name) }
@@ -143,8 +148,15 @@ func mkModel(name string) *modelV {
 	if v, ok := modelValues.Load(name); ok {
 		return v.(*modelV)
 	}
-	v, _ := modelValues.LoadOrStore(name, &modelV{name: name})
-	return v.(*modelV)
+	modelMu.Lock()
+	defer modelMu.Unlock()
+	if v, ok := modelValues.Load(name); ok {
+		return v.(*modelV)
+	}
+	v := &modelV{name: name, id: modelCount}
+	modelCount++
+	modelValues.Store(name, v)
+	return v
 }
 
 // SetOf returns the set of the given values.
@@ -373,6 +385,28 @@ func norm(v Value) Value {
 
 // compare is the canonical total order of docs/tla-graph.md.
 func compare(a, b Value) int {
+	// the kinds met most (model values, strings, integers) first, without an
+	// interface comparison or Kind's dynamic calls
+	switch x := a.(type) {
+	case *modelV:
+		if y, ok := b.(*modelV); ok {
+			if x == y {
+				return 0
+			}
+			return strings.Compare(x.name, y.name)
+		}
+	case *strV:
+		if y, ok := b.(*strV); ok {
+			if x == y {
+				return 0
+			}
+			return strings.Compare(x.s, y.s)
+		}
+	case *intV:
+		if y, ok := b.(*intV); ok {
+			return cmp.Compare(x.n, y.n)
+		}
+	}
 	if a == b {
 		return 0
 	}

@@ -51,8 +51,10 @@ verify-tla-inductive:
 
 # verify-deep (not part of make verify: minutes to hours): the configs of
 # spec/tla/deep, each a bigger domain of spec/tla/SoundGate.tla, model-checked in the
-# fingerprint mode with two workers. Each prints its figures and mode; the last line
-# sums them up. docs/verify/tla.md, "make verify-deep", has the figures.
+# fingerprint mode with two workers, in a set of TLA_DEEP_MIB MiB unless the cfg has
+# a line `\* verify-deep: -fingerprints MIB` (a set is resident whole once its pages
+# are touched, so each config's is sized to it). Each prints its figures and mode;
+# the last line sums them up. docs/verify/tla.md, "make verify-deep", has the figures.
 TLA_DEEP_MIB ?= 64
 .PHONY: verify-deep
 verify-deep:
@@ -61,7 +63,8 @@ verify-deep:
 	@set -e; : > $(BUILD)/tla-deep.log; n=0; \
 	for cfg in spec/tla/deep/*.cfg; do \
 	  n=$$((n+1)); \
-	  /usr/bin/time -f "verify-deep $$cfg: %e s wall, %M KiB max resident" $(BUILD)/bin/tlacheck -fingerprints $(TLA_DEEP_MIB) -workers 2 -progress 60s \
+	  mib=$$(sed -n 's/^\\\* verify-deep: -fingerprints \([0-9][0-9]*\)$$/\1/p' $$cfg); mib=$${mib:-$(TLA_DEEP_MIB)}; \
+	  /usr/bin/time -f "verify-deep $$cfg: %e s wall, %M KiB max resident" $(BUILD)/bin/tlacheck -fingerprints $$mib -workers 2 -progress 60s \
 	    -label "$$(basename $$cfg .cfg)" -config $$cfg spec/tla/SoundGate.tla 2>&1 | tee -a $(BUILD)/tla-deep.log; \
 	done; \
 	echo "verify-deep: $$n configs: $$(grep '^tla ' $(BUILD)/tla-deep.log | sed 's/^tla //' | tr '\n' ';')" | tee -a $(BUILD)/tla-deep.log

@@ -291,12 +291,17 @@ func checkpointKey(o *options) (string, error) {
 }
 
 // modeOf names how the run kept the states it saw: exact, or fingerprints with the
-// set's size and TLC's estimate of the chance of a collision.
+// set's size and TLC's estimate of the chance of a collision (plus the raw cache's,
+// when it ran: then also its size and the successors it spared keying).
 func modeOf(res *tlacheck.Result) string {
 	if !res.Fingerprints {
 		return "exact"
 	}
-	return fmt.Sprintf("fingerprints (%d slots, collision chance %.1e, %d bytes of the queue spilled)", res.FingerprintSlots, res.Collision, res.QueueSpilled)
+	cache := ""
+	if res.RawCacheBytes > 0 {
+		cache = fmt.Sprintf(", a raw cache of %d MiB knew %.0f%% of the successors", res.RawCacheBytes>>20, 100*float64(res.RawCacheHits)/float64(max(res.Generated, 1)))
+	}
+	return fmt.Sprintf("fingerprints (%d slots, collision chance %.1e, %d bytes of the queue spilled%s)", res.FingerprintSlots, res.Collision, res.QueueSpilled, cache)
 }
 
 // printFailure prints TLC's error line and the trace of a run that found a
