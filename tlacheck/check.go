@@ -210,7 +210,6 @@ func (e *explorer) key(st []Value) []byte {
 		}
 		e.images = images
 	}
-	n := len(st)
 	var best []byte
 	for ij, j32 := range images {
 		j := int(j32)
@@ -218,17 +217,8 @@ func (e *explorer) key(st []Value) []byte {
 		equal := ij > 0 // buf is, so far, a prefix of best
 		done := 0       // bytes of buf known equal to best's
 		greater := false
-		for i, v := range st {
-			if e.expanding != nil && v == e.expanding[i] {
-				k := j*n + i
-				if !e.encOK[k] {
-					e.enc[k] = e.encodeImage(e.enc[k][:0], v, j)
-					e.encOK[k] = true
-				}
-				buf = append(buf, e.enc[k]...)
-			} else {
-				buf = e.encodeImage(buf, v, j)
-			}
+		for i := range st {
+			buf = e.appendImage(buf, st, i, j)
 			if !equal {
 				continue
 			}
@@ -255,6 +245,21 @@ func (e *explorer) key(st []Value) []byte {
 		}
 	}
 	return best
+}
+
+// appendImage appends the encoding of image j of st[i]; a value st shares with the
+// state being expanded (same pointer: an unchanged variable) is encoded once per image.
+func (e *explorer) appendImage(buf []byte, st []Value, i, j int) []byte {
+	v := st[i]
+	if e.expanding == nil || v != e.expanding[i] {
+		return e.encodeImage(buf, v, j)
+	}
+	k := j*len(st) + i
+	if !e.encOK[k] {
+		e.enc[k] = e.encodeImage(e.enc[k][:0], v, j)
+		e.encOK[k] = true
+	}
+	return append(buf, e.enc[k]...)
 }
 
 // encodeImage encodes image j of v: j = 0 is v itself, j > 0 its image under e.symm[j-1].

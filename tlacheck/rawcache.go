@@ -50,26 +50,19 @@ func (c *rawCache) put(h1, h2 uint64) {
 
 func (c *rawCache) bytes() int64 { return int64(len(c.words)) * 8 }
 
-// collisionChance bounds the chance that a lookup matched an entry of another state:
-// each lookup against each entry, 2^-127 (h2's low bit is fixed).
+// collisionChance bounds the chance that a lookup matched an entry of another state,
+// generously (a lookup meets one entry, not all): each lookup against each entry,
+// 2^-127 (h2's low bit is fixed).
 func (c *rawCache) collisionChance() float64 {
 	return float64(c.lookups.Load()) * float64(len(c.words)/2) / math.Exp2(127)
 }
 
-// rawHash hashes st's encoding as it is (image 0), the parent's unchanged values'
-// encodings taken from the cache key fills; h2 is forced odd.
+// rawHash hashes st's encoding as it is (image 0), sharing key's encodings of the
+// parent's unchanged values; h2 is forced odd.
 func (e *explorer) rawHash(st []Value) (h1, h2 uint64) {
 	buf := e.rawBuf[:0]
-	for i, v := range st {
-		if e.expanding != nil && v == e.expanding[i] {
-			if !e.encOK[i] {
-				e.enc[i] = e.encodeImage(e.enc[i][:0], v, 0)
-				e.encOK[i] = true
-			}
-			buf = append(buf, e.enc[i]...)
-		} else {
-			buf = e.encodeImage(buf, v, 0)
-		}
+	for i := range st {
+		buf = e.appendImage(buf, st, i, 0)
 	}
 	e.rawBuf = buf
 	return fingerprint(buf), fingerprintSeeded(buf, 0x7a3d1f5b96c2e481) | 1
