@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,19 +29,20 @@ type gate struct {
 	log   *wal.Log
 	trail *audit.Trail
 	n     *node.Node
-	now   core.Time
+	now   atomic.Int64 // the node's deadline timer reads it on its own goroutine
 }
 
 func openGate(t *testing.T, dir string, snapshotEvery uint64) *gate {
 	t.Helper()
-	g := &gate{t: t, dir: dir, now: 1000}
+	g := &gate{t: t, dir: dir}
+	g.now.Store(1000)
 	var err error
 	g.log, err = wal.Open(dir, wal.Options{SegmentBytes: 1024}) // small: compaction drops segments
 	require.NoError(t, err)
 	g.trail, err = audit.Open(filepath.Join(dir, audit.FileName), g.log.WaitDurable, nil)
 	require.NoError(t, err)
 	g.n, err = node.Recover(g.log, node.Config{Audit: g.trail, SnapshotEvery: snapshotEvery, SnapshotCheck: time.Millisecond,
-		Now: func() core.Time { return g.now }})
+		Now: func() core.Time { return core.Time(g.now.Load()) }})
 	require.NoError(t, err)
 	return g
 }
@@ -48,7 +50,7 @@ func openGate(t *testing.T, dir string, snapshotEvery uint64) *gate {
 // apply applies c, requires it applied, and waits until its answer may be sent.
 func (g *gate) apply(c core.Command) {
 	g.t.Helper()
-	g.now++
+	g.now.Add(1)
 	a := g.n.Apply(node.Request{Cmd: c})
 	require.NoError(g.t, a.Err, "%+v", c)
 	require.NoError(g.t, g.n.Durable(a.After))
@@ -92,9 +94,9 @@ func script(g *gate) {
 	g.apply(core.Command{Op: core.OpAdmit, Run: "b", Key: "k", Epoch: 1, Gated: true})
 	g.apply(core.Command{Op: core.OpFence, Run: "b", Reason: "new attempt", By: "ops"}) // 9
 	g.apply(core.Command{Op: core.OpCancel, Run: "b", By: "ops"})                       // 10
-	g.apply(core.Command{Op: core.OpOpen, Run: "c", Deadline: g.now + 3})
+	g.apply(core.Command{Op: core.OpOpen, Run: "c", Deadline: core.Time(g.now.Load()) + 3})
 	g.apply(core.Command{Op: core.OpAdmit, Run: "c", Key: "k", Epoch: 1, Gated: true})
-	g.now += 10
+	g.now.Add(10)
 	g.apply(core.Command{Op: core.OpAdmit, Run: "c", Key: "late", Epoch: 1}) // 13: times c out first
 }
 

@@ -46,7 +46,8 @@ type Config struct {
 	// Log makes the node durable: every state change is appended before its answer
 	// is returned, and Durable waits for it. Nil keeps the state in memory only.
 	Log Log
-	// Now is the gate's clock in milliseconds; nil is the wall clock.
+	// Now is the gate's clock in milliseconds; nil is the wall clock. The deadline
+	// timer calls it from its own goroutine, so it must be safe for concurrent use.
 	Now        func() core.Time
 	Logger     *slog.Logger // nil: discard
 	WaitersMax int          // admits waiting at once; 0: WaitersMaxDefault

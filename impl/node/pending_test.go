@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,8 +76,10 @@ func pendingWalk(t *testing.T, seed uint64) {
 		l, err := wal.Open(dir, wal.Options{})
 		require.NoError(t, err)
 		require.NoError(t, l.Replay(nil, nil))
-		var now core.Time = 1
-		n := node.New(node.Config{Log: l, Now: func() core.Time { return now }})
+		var now atomic.Int64 // the deadline timer reads it on its own goroutine
+		now.Store(1)
+		clock := func() core.Time { return core.Time(now.Load()) }
+		n := node.New(node.Config{Log: l, Now: clock})
 		p := n.Join()
 		runs := []core.RunID{"a", "b", "c", "d", "e", "f"}
 		keys := []core.Key{"k1", "k2", "k3", "k4"}
@@ -96,7 +99,7 @@ func pendingWalk(t *testing.T, seed uint64) {
 				runs[rng.IntN(len(runs))] = r
 				c.Run, c.Op, c.Key, c.Epoch = r, core.OpOpen, "", 1
 				if rng.IntN(4) == 0 { // a deadline, which a later step may pass
-					c.Deadline = now + 50 + core.Time(rng.IntN(500))
+					c.Deadline = clock() + 50 + core.Time(rng.IntN(500))
 				}
 			case x < 9:
 				c.Op, c.Gated = core.OpAdmit, rng.IntN(3) == 0
@@ -112,7 +115,7 @@ func pendingWalk(t *testing.T, seed uint64) {
 			case x < 18:
 				c.Op, c.Outcome = core.OpComplete, core.OutcomeOK
 			default:
-				now += core.Time(rng.IntN(20))
+				now.Add(int64(rng.IntN(20)))
 				n.TimeoutDue()
 				c.Op, c.Key = core.OpStatus, ""
 			}
@@ -132,7 +135,7 @@ func pendingWalk(t *testing.T, seed uint64) {
 		l, err = wal.Open(dir, wal.Options{})
 		require.NoError(t, err)
 		defer l.Close()
-		n, err = node.Recover(l, node.Config{Now: func() core.Time { return now }})
+		n, err = node.Recover(l, node.Config{Now: clock})
 		require.NoError(t, err)
 		defer n.Close()
 		require.Equal(t, want, n.Pending(), "after recovery (seed %d)", seed)
